@@ -1,0 +1,1 @@
+"""The `uir` command line."""

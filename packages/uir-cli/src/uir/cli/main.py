@@ -1,0 +1,70 @@
+"""`uir`: the command line, the only code that prints or picks exit codes (uir.md section 11)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from uir.core import UIRError
+from uir.core.errors import UsageError
+
+from . import plugins_command, program_commands
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        # argparse exits 2 by default, but 2 means a parse error of the program: usage is 1.
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+COMMAND_MODULES = (program_commands, plugins_command)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _Parser(add_help=False)
+    common.add_argument(
+        "-p",
+        dest="plugin_modules",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="load a plugin module by import name (repeatable), as pytest's -p does",
+    )
+    parser = _Parser(
+        prog="uir",
+        description="UIR, the reference ML compiler: run, inspect and grade .uir programs.",
+        parents=[common],
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+    for module in COMMAND_MODULES:
+        module.register(commands, common)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `uir` script: returns the exit code."""
+    parser = build_parser()
+    where = "uir"
+    try:
+        args = parser.parse_args(argv)
+        where = getattr(args, "file", None) or "uir"
+        if where == "-":
+            where = "<stdin>"
+        return args.handler(args)
+    except UIRError as error:
+        print(error.render(where), file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        sys.stderr.close()  # the reader went away; nothing more to say
+        return 1
+    except (Exception, RecursionError, MemoryError) as exc:
+        print(f"{where}: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 4
+
+
+def entry() -> None:
+    sys.exit(main())

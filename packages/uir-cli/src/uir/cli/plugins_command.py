@@ -1,0 +1,33 @@
+"""`uir plugins`: what is installed, its passes by stage, and which backends can run here."""
+
+from __future__ import annotations
+
+import argparse
+
+from uir.core.plugins import STAGES, load_registry
+
+
+def plugins_command(args: argparse.Namespace) -> int:
+    registry = load_registry(args.plugin_modules)
+    lines = ["plugins:"]
+    lines += [f"  {name}" for name in registry.plugins]
+    lines.append("passes (in pipeline order):")
+    for stage in STAGES:
+        for p in (p for p in registry.passes if p.stage == stage):
+            lines.append(f"  {stage:<9} {p.name:<12} {p.description} [{registry.owners[p.name]}]")
+    if not registry.passes:
+        lines.append("  (none installed)")
+    lines.append("backends:")
+    for name, backend in sorted(registry.backends.items()):
+        ok, reason = backend.available()
+        status = "available" if ok else f"unavailable: {reason}"
+        lines.append(f"  {name:<8} {status}; {backend.description} [{registry.owners[name]}]")
+    print("\n".join(lines))
+    return 0
+
+
+def register(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    plugins = commands.add_parser(
+        "plugins", parents=[common], help="list plugins, their passes by stage, and backends"
+    )
+    plugins.set_defaults(handler=plugins_command)

@@ -1,0 +1,93 @@
+"""The commands that read one program: run, check, fmt, opt."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from uir.core import UOp, print_program
+from uir.core.errors import BackendError
+from uir.core.output import format_value
+from uir.core.plugins import Registry, load_registry
+
+from .source import load_program, read_source
+
+
+def _split(names: str | None) -> list[str]:
+    return [n for n in (names or "").split(",") if n]
+
+
+def optimize(sink: UOp, registry: Registry, args: argparse.Namespace) -> UOp:
+    """Run the selected passes of the installed pipeline, in stage order."""
+    for p in registry.pipeline(_split(args.passes), _split(args.skip)):
+        sink = p.run(sink)
+    return sink
+
+
+def run_command(args: argparse.Namespace) -> int:
+    registry = load_registry(args.plugin_modules)
+    backend = registry.backend(args.backend)
+    ok, reason = backend.available()
+    if not ok:
+        raise BackendError(f"backend '{backend.name}' is not available here: {reason}")
+    program = load_program(read_source(args.file))
+    sink = program.sink if args.no_opt else optimize(program.sink, registry, args)
+    outputs = backend.compile(sink).run()
+    # Everything is computed before anything is printed: an error leaves stdout empty.
+    text = "".join(
+        format_value(v, s.dtype) + "\n" for v, s in zip(outputs, program.sink.src, strict=True)
+    )
+    sys.stdout.write(text)
+    return 0
+
+
+def check_command(args: argparse.Namespace) -> int:
+    program = load_program(read_source(args.file))
+    print(f"{program.path}: ok")
+    return 0
+
+
+def fmt_command(args: argparse.Namespace) -> int:
+    program = load_program(read_source(args.file), check=False)
+    sys.stdout.write(print_program(program.sink))
+    return 0
+
+
+def opt_command(args: argparse.Namespace) -> int:
+    registry = load_registry(args.plugin_modules)
+    program = load_program(read_source(args.file))
+    sys.stdout.write(print_program(optimize(program.sink, registry, args)))
+    return 0
+
+
+def _pass_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--passes", metavar="A,B", help="run only these passes (in stage order)")
+    parser.add_argument("--skip", metavar="C,D", help="skip these passes")
+
+
+def register(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    run = commands.add_parser(
+        "run", parents=[common], help="run a program and print its outputs, one line each"
+    )
+    run.add_argument("file", help="a .uir file, or - for standard input")
+    run.add_argument("--backend", default="interp", help="backend to run on (default: interp)")
+    run.add_argument("--no-opt", action="store_true", help="run without any pass")
+    _pass_options(run)
+    run.set_defaults(handler=run_command)
+
+    check = commands.add_parser("check", parents=[common], help="parse and verify a program")
+    check.add_argument("file", help="a .uir file, or - for standard input")
+    check.set_defaults(handler=check_command)
+
+    fmt = commands.add_parser(
+        "fmt", parents=[common], help="print a program in canonical form (dead code dropped)"
+    )
+    fmt.add_argument("file", help="a .uir file, or - for standard input")
+    fmt.set_defaults(handler=fmt_command)
+
+    opt = commands.add_parser(
+        "opt", parents=[common], help="print a program after the installed passes"
+    )
+    opt.add_argument("file", help="a .uir file, or - for standard input")
+    _pass_options(opt)
+    opt.set_defaults(handler=opt_command)

@@ -1,0 +1,151 @@
+"""Scalar dtypes and shaped types (uir.md section 3)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class Kind(enum.Enum):
+    VOID = "void"
+    BOOL = "bool"
+    SINT = "sint"
+    UINT = "uint"
+    FLOAT = "float"
+
+
+@dataclass(frozen=True)
+class DType:
+    """A scalar dtype; `mantissa` counts a float's significand bits, the hidden bit included."""
+
+    name: str
+    kind: Kind
+    bits: int
+    mantissa: int = 0
+    exponent: int = 0
+
+    def __repr__(self) -> str:
+        return self.name
+
+    @property
+    def is_void(self) -> bool:
+        return self.kind is Kind.VOID
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind in (Kind.SINT, Kind.UINT)
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind is Kind.FLOAT
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind is Kind.BOOL
+
+    @property
+    def is_number(self) -> bool:
+        return self.is_int or self.is_float
+
+    @property
+    def signed(self) -> bool:
+        return self.kind is Kind.SINT
+
+    @property
+    def min(self) -> int:
+        """Smallest value of an int or bool dtype."""
+        return -(1 << (self.bits - 1)) if self.signed else 0
+
+    @property
+    def max(self) -> int:
+        """Largest value of an int or bool dtype."""
+        if self.is_bool:
+            return 1
+        return (1 << (self.bits - 1)) - 1 if self.signed else (1 << self.bits) - 1
+
+    @property
+    def storage(self) -> np.dtype:
+        """The numpy dtype that holds values of this dtype (bf16 lives in float32)."""
+        return np.dtype(_STORAGE[self.name])
+
+    def wrap(self, value: int) -> int:
+        """Reduce a Python int to this int dtype, modulo 2**bits (two's complement)."""
+        value &= (1 << self.bits) - 1
+        if self.signed and value >= 1 << (self.bits - 1):
+            value -= 1 << self.bits
+        return value
+
+
+_STORAGE = {
+    "void": "bool",
+    "bool": "bool",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "u8": "uint8",
+    "u16": "uint16",
+    "u32": "uint32",
+    "u64": "uint64",
+    "f16": "float16",
+    "bf16": "float32",
+    "f32": "float32",
+    "f64": "float64",
+}
+
+void = DType("void", Kind.VOID, 0)
+bool_ = DType("bool", Kind.BOOL, 1)
+i8 = DType("i8", Kind.SINT, 8)
+i16 = DType("i16", Kind.SINT, 16)
+i32 = DType("i32", Kind.SINT, 32)
+i64 = DType("i64", Kind.SINT, 64)
+u8 = DType("u8", Kind.UINT, 8)
+u16 = DType("u16", Kind.UINT, 16)
+u32 = DType("u32", Kind.UINT, 32)
+u64 = DType("u64", Kind.UINT, 64)
+f16 = DType("f16", Kind.FLOAT, 16, mantissa=11, exponent=5)
+bf16 = DType("bf16", Kind.FLOAT, 16, mantissa=8, exponent=8)
+f32 = DType("f32", Kind.FLOAT, 32, mantissa=24, exponent=8)
+f64 = DType("f64", Kind.FLOAT, 64, mantissa=53, exponent=11)
+
+DTYPES: dict[str, DType] = {
+    d.name: d for d in (void, bool_, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64)
+}
+
+
+@dataclass(frozen=True)
+class Type:
+    """A dtype with a shape; the shape is () for a scalar."""
+
+    dtype: DType
+    shape: tuple[int, ...] = ()
+
+    def __str__(self) -> str:
+        if not self.shape:
+            return self.dtype.name
+        return f"{self.dtype.name}[{','.join(map(str, self.shape))}]"
+
+    __repr__ = __str__
+
+    @property
+    def scalar(self) -> Type:
+        return Type(self.dtype)
+
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def with_dtype(self, dtype: DType) -> Type:
+        return Type(dtype, self.shape)
+
+
+VOID = Type(void)
+BOOL = Type(bool_)
+I32 = Type(i32)
+F32 = Type(f32)

@@ -1,0 +1,85 @@
+"""The Op enum and the op groups the verifier, interpreter and passes dispatch on."""
+
+from __future__ import annotations
+
+import enum
+
+
+class Op(enum.Enum):
+    # structure
+    SINK = enum.auto()
+    CONST = enum.auto()
+    PARAM = enum.auto()
+    CALL = enum.auto()
+    STACK = enum.auto()
+    INDEX = enum.auto()
+    # unary
+    NEG = enum.auto()
+    SQRT = enum.auto()
+    RECIP = enum.auto()
+    TRUNC = enum.auto()
+    EXP2 = enum.auto()
+    LOG2 = enum.auto()
+    SIN = enum.auto()
+    CAST = enum.auto()
+    BITCAST = enum.auto()
+    # binary
+    ADD = enum.auto()
+    SUB = enum.auto()
+    MUL = enum.auto()
+    IDIV = enum.auto()
+    MOD = enum.auto()
+    FDIV = enum.auto()
+    MAX = enum.auto()
+    MIN = enum.auto()
+    CMPLT = enum.auto()
+    CMPLE = enum.auto()
+    CMPEQ = enum.auto()
+    CMPNE = enum.auto()
+    AND = enum.auto()
+    OR = enum.auto()
+    XOR = enum.auto()
+    SHL = enum.auto()
+    SHR = enum.auto()
+    # ternary
+    WHERE = enum.auto()
+    # memory (week 2)
+    BUFFER = enum.auto()
+    LOCAL = enum.auto()
+    SHRINK = enum.auto()
+    LOAD = enum.auto()
+    STORE = enum.auto()
+    AFTER = enum.auto()
+    # loops (week 3)
+    RANGE = enum.auto()
+    END = enum.auto()
+    # shaped values and movement (weeks 4 and 5)
+    REDUCE = enum.auto()
+    EXPAND = enum.auto()
+    STAGE = enum.auto()
+    RESHAPE = enum.auto()
+    PERMUTE = enum.auto()
+    PAD = enum.auto()
+    FLIP = enum.auto()
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+
+# Float-only unary math.
+FLOAT_UNARY = frozenset({Op.SQRT, Op.RECIP, Op.TRUNC, Op.EXP2, Op.LOG2, Op.SIN})
+UNARY = FLOAT_UNARY | {Op.NEG}
+# Binary ops whose operands and result share one dtype, by the kinds of dtype they take.
+NUMBER_BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAX, Op.MIN})
+INT_BINARY = frozenset({Op.IDIV, Op.MOD, Op.SHL, Op.SHR})
+FLOAT_BINARY = frozenset({Op.FDIV})
+BITWISE = frozenset({Op.AND, Op.OR, Op.XOR})
+BINARY = NUMBER_BINARY | INT_BINARY | FLOAT_BINARY | BITWISE
+COMPARE = frozenset({Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE})
+# Every op that computes elementwise on values through the semantics table.
+ALU = UNARY | BINARY | COMPARE | {Op.WHERE, Op.CAST, Op.BITCAST}
+COMMUTATIVE = frozenset({Op.ADD, Op.MUL, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR, Op.CMPEQ, Op.CMPNE})
+MEMORY = frozenset({Op.BUFFER, Op.LOCAL, Op.LOAD, Op.STORE, Op.AFTER})
+LOOP = frozenset({Op.RANGE, Op.END})
