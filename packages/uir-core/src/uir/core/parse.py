@@ -45,7 +45,8 @@ class FloatLiteral:
             return float("nan")
         if self.special == "inf":
             return float("-inf") if self.negative else float("inf")
-        return round_fraction(self.value, dtype, negative_zero=self.negative)
+        signed = -self.value if self.negative else self.value
+        return round_fraction(signed, dtype, negative_zero=self.negative)
 
 
 @dataclass
