@@ -143,7 +143,11 @@ def _check_memory_index(c: _Checker, uop: UOp) -> None:
 
 def _check_buffer(c: _Checker, uop: UOp) -> None:
     c.slot(uop, "a slot number")
-    c.require(uop, len(uop.type.shape) == 1, f"buffers are flat: BUFFER of {uop.type}")
+    c.require(
+        uop,
+        len(uop.type.shape) == 1,
+        f"BUFFER needs a flat type T[n] (buffers are rank 1), got {uop.type}",
+    )
     c.require(uop, len(uop.src) <= 1, "BUFFER takes at most one operand, its initial contents")
     if uop.src:
         init = uop.src[0]
@@ -158,7 +162,11 @@ def _check_buffer(c: _Checker, uop: UOp) -> None:
 def _check_local(c: _Checker, uop: UOp) -> None:
     c.arity(uop, 0)
     c.slot(uop, "an id")
-    c.require(uop, len(uop.type.shape) == 1, f"buffers are flat: LOCAL of {uop.type}")
+    c.require(
+        uop,
+        len(uop.type.shape) == 1,
+        f"LOCAL needs a flat type T[n] (buffers are rank 1), got {uop.type}",
+    )
 
 
 def _window(arg: object) -> tuple[int, int] | None:
