@@ -1,4 +1,4 @@
-"""Installing only uir-core and uir-cli gives a working `uir run` (architecture: no backend needed)."""
+"""Installing only uir-core and uir-cli gives a working `uir run`: no backend is needed."""
 
 import shutil
 import subprocess

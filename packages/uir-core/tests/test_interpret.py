@@ -22,7 +22,10 @@ f32s = st.floats(width=32)
 def run(text: str) -> list[str]:
     program = parse(text, "t.uir")
     verify(program)
-    return [format_value(v, s.dtype) for v, s in zip(evaluate(program.sink), program.sink.src)]
+    return [
+        format_value(v, s.dtype)
+        for v, s in zip(evaluate(program.sink), program.sink.src, strict=True)
+    ]
 
 
 def binary(op: str, dtype: str, a: str, b: str, out: str | None = None) -> str:
