@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from uir.core import parse, verify
 from uir.core.interpret import evaluate
 

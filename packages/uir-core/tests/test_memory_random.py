@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from uir.core import parse, verify
 from uir.core.interpret import evaluate
 

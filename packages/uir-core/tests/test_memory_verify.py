@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from uir.core import VerifyError, parse, verify
 
 # name -> (statements, the line blamed, part of the message).
