@@ -78,6 +78,11 @@ class Pat:
         }
         for key, value in fields.items():
             object.__setattr__(self, key, value)
+        # Matching runs millions of times: test membership by op identity and dtype name, whose
+        # hashes are cheap, rather than hashing Op enums and DType dataclasses field by field.
+        object.__setattr__(self, "_op_ids", None if ops is None else frozenset(map(id, ops)))
+        names = None if dtypes is None else frozenset(d.name for d in dtypes)
+        object.__setattr__(self, "_dtype_names", names)
 
     # --- constructors -------------------------------------------------------------------------
 
@@ -149,9 +154,9 @@ class Pat:
         in turn. The recursion follows the pattern, which is a few levels deep, never the graph.
         """
         captures = {} if captures is None else captures
-        if self.ops is not None and uop.op not in self.ops:
+        if self._op_ids is not None and id(uop.op) not in self._op_ids:
             return
-        if self.dtypes is not None and uop.dtype not in self.dtypes:
+        if self._dtype_names is not None and uop.type.dtype.name not in self._dtype_names:
             return
         if self.arg is not _ANY and arg_key(uop.arg) != arg_key(self.arg):
             return
