@@ -1,14 +1,12 @@
-"""Hypothesis profiles: `default` keeps the package's tests near a minute on 2 cores; `thorough`
-(HYPOTHESIS_PROFILE=thorough) runs ten times the cases."""
+"""Hypothesis settings for this package: no deadline (a first run imports and warms caches).
 
-import os
+The differential tests size themselves for about a minute on 2 cores; set UIR_HYPOTHESIS_SCALE=10
+to run ten times as many cases.
+"""
 
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
-    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+    "uir", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
 )
-settings.register_profile(
-    "thorough", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=10_000
-)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+settings.load_profile("uir")

@@ -1,6 +1,8 @@
 """Differential tests: a random verified program gives the same output, bit for bit, before and
 after each pass and after the whole pipeline (architecture.md, Tests)."""
 
+import os
+
 import numpy as np
 from hypothesis import given, settings
 from uir.core.interpret import evaluate
@@ -12,6 +14,9 @@ from uir.core.strategies import programs
 from uir.core.uop import UOp
 from uir.core.verify import verify
 from uir.rewrite.passes import fold, inline, simplify
+
+# UIR_HYPOTHESIS_SCALE=10 runs ten times the cases (see conftest.py).
+SCALE = int(os.environ.get("UIR_HYPOTHESIS_SCALE", "1"))
 
 
 def pipeline(sink: UOp) -> UOp:
@@ -39,7 +44,7 @@ def assert_still_valid(sink: UOp) -> None:
     verify(Program(sink, {}))
 
 
-@settings(max_examples=600)
+@settings(max_examples=600 * SCALE)
 @given(programs())
 def test_pipeline_keeps_every_output_bit(sink):
     optimized = pipeline(sink)
@@ -48,13 +53,13 @@ def test_pipeline_keeps_every_output_bit(sink):
     assert not any(u.op is Op.CALL for u in optimized.toposort())
 
 
-@settings(max_examples=200)
+@settings(max_examples=200 * SCALE)
 @given(programs())
 def test_inline_keeps_every_output_bit(sink):
     assert_same_outputs(sink, inline(sink))
 
 
-@settings(max_examples=200)
+@settings(max_examples=200 * SCALE)
 @given(programs())
 def test_fold_keeps_every_output_bit(sink):
     folded = fold(sink)
@@ -62,7 +67,7 @@ def test_fold_keeps_every_output_bit(sink):
     assert_still_valid(folded)
 
 
-@settings(max_examples=1000)
+@settings(max_examples=1000 * SCALE)
 @given(programs())
 def test_simplify_alone_keeps_every_output_bit(sink):
     # without inlining first, the rules also run inside CALL bodies
@@ -71,7 +76,7 @@ def test_simplify_alone_keeps_every_output_bit(sink):
     assert_still_valid(simplified)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200 * SCALE)
 @given(programs())
 def test_passes_reach_a_fixpoint(sink):
     once = pipeline(sink)
