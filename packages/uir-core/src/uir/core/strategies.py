@@ -148,21 +148,30 @@ class _Builder:
         return total if op is Op.ADD else _binary(op, total, _const(I32, c))
 
     def chain(self) -> UOp:
-        """(x op c1) op c2 with small constants, or x op x: the shapes algebraic rules match."""
+        """x op x, (x op c1) op c2, or (x op c1) op (x op c2), with small constants: the shapes
+        algebraic rules match (x - x, reassociation, distribution, like terms)."""
         type_ = self.draw(st.sampled_from((I32, I32, F32, BOOL)))
         ops = {BOOL: BOOL_BINARY, I32: INT_BINARY, F32: FLOAT_BINARY}[type_]
         x = self.pick(type_)
-        if self.draw(st.booleans()):
+        if type_ == I32 and self.draw(st.booleans()):
+            x = self.nonnegative(self.draw(st.sampled_from((3, 255, 65535))))  # rules need bounds
+        shape = self.draw(st.sampled_from(("same", "constants", "terms")))
+        if shape == "same":
             return _binary(self.draw(st.sampled_from(ops)), x, x)
-        for _ in range(2):
-            if type_ == I32:
-                c = _const(I32, self.draw(st.sampled_from((0, 1, -1, 2, 3, 4, 32, I32_MIN))))
-            elif type_ == F32:
-                c = _const(F32, self.draw(st.sampled_from((0.0, -0.0, 1.0, -1.0, 2.0))))
-            else:
-                c = _const(BOOL, self.draw(st.booleans()))
-            x = _binary(self.draw(st.sampled_from(ops)), x, c)
-        return x
+        first = self.draw(st.sampled_from(ops))
+        second = first if self.draw(st.booleans()) else self.draw(st.sampled_from(ops))
+        inner = _binary(first, x, self.small_constant(type_))
+        if shape == "constants":
+            return _binary(second, inner, self.small_constant(type_))
+        other = _binary(self.draw(st.sampled_from(ops)), x, self.small_constant(type_))
+        return _binary(second, inner, other)
+
+    def small_constant(self, type_: Type) -> UOp:
+        if type_ == I32:
+            return _const(I32, self.draw(st.sampled_from((0, 1, -1, 2, 3, 4, 32, I32_MIN))))
+        if type_ == F32:
+            return _const(F32, self.draw(st.sampled_from((0.0, -0.0, 1.0, -1.0, 2.0))))
+        return _const(BOOL, self.draw(st.booleans()))
 
     def stack(self) -> UOp:
         type_ = self.draw(st.sampled_from(SCALARS))

@@ -13,6 +13,8 @@ rule that holds for all values of its variables: a PARAM has the full range of i
 
 from __future__ import annotations
 
+import operator
+
 from uir.core.errors import BackendError
 from uir.core.uop import UOp
 
@@ -44,7 +46,8 @@ def graph_rewrite(root: UOp, rules: Rules) -> UOp:
             stack.append((uop, _REBUILD, None))
             stack.extend((s, _VISIT, None) for s in reversed(uop.src) if s not in done)
         elif state == _REBUILD:
-            rebuilt = uop.replace(src=tuple(done[s] for s in uop.src))
+            src = tuple(done[s] for s in uop.src)
+            rebuilt = uop if all(map(operator.is_, src, uop.src)) else uop.replace(src=src)
             if rebuilt is not uop and rebuilt in done:
                 _finish(done, active, uop, done[rebuilt])
                 continue

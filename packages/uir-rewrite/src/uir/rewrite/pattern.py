@@ -19,7 +19,7 @@ tried, however long the table grows.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +36,7 @@ Captures = dict[str, UOp]
 Rewrite = Callable[..., UOp | None]
 
 _ANY = object()  # the argument of a pattern that does not constrain the argument
+_COMMUTATIVE = frozenset(map(id, COMMUTATIVE))  # by identity: see Pat.__init__
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,6 +84,7 @@ class Pat:
         object.__setattr__(self, "_op_ids", None if ops is None else frozenset(map(id, ops)))
         names = None if dtypes is None else frozenset(d.name for d in dtypes)
         object.__setattr__(self, "_dtype_names", names)
+        object.__setattr__(self, "_arg_key", None if arg is _ANY else arg_key(arg))
 
     # --- constructors -------------------------------------------------------------------------
 
@@ -147,7 +149,7 @@ class Pat:
 
     # --- matching -----------------------------------------------------------------------------
 
-    def match(self, uop: UOp, captures: Captures | None = None) -> Iterator[Captures]:
+    def match(self, uop: UOp, captures: Captures | None = None) -> list[Captures]:
         """Every consistent set of captures under which this pattern matches `uop`.
 
         Several exist when a commutative op matches both ways round; the rewrite is tried on each
@@ -155,26 +157,26 @@ class Pat:
         """
         captures = {} if captures is None else captures
         if self._op_ids is not None and id(uop.op) not in self._op_ids:
-            return
+            return []
         if self._dtype_names is not None and uop.type.dtype.name not in self._dtype_names:
-            return
-        if self.arg is not _ANY and arg_key(uop.arg) != arg_key(self.arg):
-            return
+            return []
+        if self.arg is not _ANY and arg_key(uop.arg) != self._arg_key:
+            return []
         if self.where is not None and not self.where(uop):
-            return
+            return []
         if self.name is not None:
             bound = captures.get(self.name)
             if bound is not None and bound is not uop:
-                return
+                return []
             captures = {**captures, self.name: uop}
         if self.src is None:
-            yield captures
-            return
+            return [captures]
         if len(self.src) != len(uop.src):
-            return
-        yield from _match_sources(self.src, uop.src, captures)
-        if len(self.src) == 2 and uop.op in COMMUTATIVE and uop.src[0] is not uop.src[1]:
-            yield from _match_sources(self.src, uop.src[::-1], captures)
+            return []
+        found = _match_sources(self.src, uop.src, captures)
+        if len(self.src) == 2 and id(uop.op) in _COMMUTATIVE and uop.src[0] is not uop.src[1]:
+            found += _match_sources(self.src, uop.src[::-1], captures)
+        return found
 
 
 # The short name the rule tables use, as in `P.var("x") + 0`.
@@ -191,12 +193,14 @@ def _as_pattern(value: Pat | int | float | bool) -> Pat:
 
 def _match_sources(
     pats: tuple[Pat, ...], srcs: tuple[UOp, ...], captures: Captures
-) -> Iterator[Captures]:
-    if not pats:
-        yield captures
-        return
-    for found in pats[0].match(srcs[0], captures):
-        yield from _match_sources(pats[1:], srcs[1:], found)
+) -> list[Captures]:
+    """The captures under which each pattern matches the source in its position."""
+    partial = [captures]
+    for pat, src in zip(pats, srcs, strict=True):
+        partial = [found for c in partial for found in pat.match(src, c)]
+        if not partial:
+            break
+    return partial
 
 
 Rule = tuple[Pat, Rewrite]
@@ -215,6 +219,7 @@ class Rules:
         for pattern, rewrite in self.rules:
             for op in pattern.ops if pattern.ops is not None else Op:
                 self._by_op[op].append((pattern, rewrite))
+        self._by_op_id = {id(op): rules for op, rules in self._by_op.items()}
 
     def __add__(self, other: Rules) -> Rules:
         return Rules(self.rules + other.rules)
@@ -224,7 +229,7 @@ class Rules:
 
     def rewrite(self, uop: UOp) -> UOp | None:
         """The replacement of `uop` by the first rule that applies, or None."""
-        for pattern, rewrite in self._by_op[uop.op]:
+        for pattern, rewrite in self._by_op_id[id(uop.op)]:
             for captures in pattern.match(uop):
                 result = rewrite(**captures)
                 if result is not None and result is not uop:
