@@ -20,7 +20,6 @@ tried, however long the table grows.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from uir.core.dtypes import DTYPES, DType
@@ -39,24 +38,32 @@ _ANY = object()  # the argument of a pattern that does not constrain the argumen
 _COMMUTATIVE = frozenset(map(id, COMMUTATIVE))  # by identity: see Pat.__init__
 
 
-@dataclass(frozen=True, eq=False)
 class Pat:
     """A pattern over UOps; every field left out matches anything.
 
-    ops:    the ops it matches (None: any op)
-    dtypes: the dtypes it matches (None: any dtype)
-    src:    patterns for the sources, in order (None: any sources)
-    arg:    the argument, compared by value and kind as UOps compare them (0 is not 0.0 or False)
-    name:   a capture name; the matched UOp is passed to the rewrite under it
-    where:  a predicate the matched UOp must satisfy
+    op:    the op, or ops, it matches (None: any op)
+    dtype: the dtype, or dtypes, it matches (None: any dtype)
+    src:   patterns for the sources, in order (None: any sources); bare numbers and bools stand
+           for constant patterns
+    arg:   the argument, compared by value and kind as UOps compare them (0 is not 0.0 or False,
+           and 0.0 is not -0.0)
+    name:  a capture name; the matched UOp is passed to the rewrite under it
+    where: a predicate the matched UOp must satisfy
+
+    Patterns are built once, when a rule table is defined, and never change afterwards.
     """
 
-    ops: frozenset[Op] | None = None
-    dtypes: frozenset[DType] | None = None
-    src: tuple[Pat, ...] | None = None
-    arg: Any = _ANY
-    name: str | None = None
-    where: Callable[[UOp], bool] | None = None
+    __slots__ = (
+        "_arg_key",
+        "_dtype_names",
+        "_op_ids",
+        "arg",
+        "dtypes",
+        "name",
+        "ops",
+        "src",
+        "where",
+    )
 
     def __init__(
         self,
@@ -67,24 +74,31 @@ class Pat:
         name: str | None = None,
         where: Callable[[UOp], bool] | None = None,
     ) -> None:
-        ops = frozenset([op] if isinstance(op, Op) else op) if op is not None else None
-        dtypes = frozenset([dtype] if isinstance(dtype, DType) else dtype) if dtype else None
-        fields = {
-            "ops": ops,
-            "dtypes": dtypes,
-            "src": None if src is None else tuple(_as_pattern(s) for s in src),
-            "arg": arg,
-            "name": name,
-            "where": where,
-        }
-        for key, value in fields.items():
-            object.__setattr__(self, key, value)
+        self.ops = frozenset([op] if isinstance(op, Op) else op) if op is not None else None
+        self.dtypes = frozenset([dtype] if isinstance(dtype, DType) else dtype) if dtype else None
+        self.src = None if src is None else tuple(_as_pattern(s) for s in src)
+        self.arg = arg
+        self.name = name
+        self.where = where
         # Matching runs millions of times: test membership by op identity and dtype name, whose
         # hashes are cheap, rather than hashing Op enums and DType dataclasses field by field.
-        object.__setattr__(self, "_op_ids", None if ops is None else frozenset(map(id, ops)))
-        names = None if dtypes is None else frozenset(d.name for d in dtypes)
-        object.__setattr__(self, "_dtype_names", names)
-        object.__setattr__(self, "_arg_key", None if arg is _ANY else arg_key(arg))
+        self._op_ids = None if self.ops is None else frozenset(map(id, self.ops))
+        self._dtype_names = None if self.dtypes is None else frozenset(d.name for d in self.dtypes)
+        self._arg_key = None if arg is _ANY else arg_key(arg)
+
+    def __repr__(self) -> str:
+        parts = []
+        if self.ops is not None:
+            parts.append("|".join(sorted(op.name for op in self.ops)))
+        if self.dtypes is not None:
+            parts.append("|".join(sorted(d.name for d in self.dtypes)))
+        if self.src is not None:
+            parts.append(f"src={list(self.src)}")
+        if self.arg is not _ANY:
+            parts.append(f"arg={self.arg!r}")
+        if self.name is not None:
+            parts.append(f"name={self.name!r}")
+        return f"P({', '.join(parts)})"
 
     # --- constructors -------------------------------------------------------------------------
 

@@ -18,7 +18,6 @@ import hashlib
 import weakref
 
 from uir.core.bounds import bounds, full_range
-from uir.core.dtypes import DType
 from uir.core.ops import ALU, COMMUTATIVE, Op
 from uir.core.uop import UOp, arg_key
 
@@ -26,16 +25,6 @@ from .fold import fold_rules
 from .pattern import BOOLS, FLOATS, INTS, NUMBERS, P, Rules
 
 # --- helpers the conditions use ------------------------------------------------------------------
-
-
-def _fits(lo: int, hi: int, dtype: DType) -> bool:
-    """Whether every exact result in [lo, hi] is a value of `dtype`: the operation cannot wrap."""
-    return dtype.min <= lo and hi <= dtype.max
-
-
-def _product(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
-    corners = [x * y for x in a for y in b]
-    return min(corners), max(corners)
 
 
 def _cannot_wrap(uop: UOp) -> bool:
@@ -59,7 +48,9 @@ def _magnitude_below(x: UOp, c: UOp) -> bool:
 
 
 def _wrapless(value: int, like: UOp) -> bool:
-    return _fits(value, value, like.dtype)
+    """Whether the exact integer `value` is a value of `like`'s dtype: computing it did not wrap."""
+    dtype = like.dtype
+    return dtype.min <= value <= dtype.max
 
 
 # --- rewrites that need more than an expression --------------------------------------------------
@@ -258,7 +249,7 @@ def canonical_order(u: UOp) -> UOp | None:
 
 # --- the tables ----------------------------------------------------------------------------------
 
-x, y = P.var("x"), P.var("y")
+x = P.var("x")
 xi, xf = P.var("x", INTS), P.var("x", FLOATS)
 c, c1, c2 = P.cvar("c", INTS), P.cvar("c1", INTS), P.cvar("c2", INTS)
 INT_OR_BOOL = INTS | BOOLS
@@ -292,7 +283,7 @@ identity_rules = Rules(
         (xf * P.const(-1.0), _neg),  # exact: multiplying by -1 only flips the sign
         (xi * 0, _zero),  # not for floats: NaN*0 and inf*0 are NaN, -1.0*0.0 is -0.0
         (xi - xi, _zero),  # not for floats: inf - inf is NaN
-        (-P.alu(Op.NEG, P.var("x", NUMBERS)), lambda x: x),  # negation is exact; -MIN wraps back
+        (P.alu(Op.NEG, P.alu(Op.NEG, P.var("x", NUMBERS))), lambda x: x),  # -MIN wraps to MIN
         (P.alu(Op.FDIV, xf, P.const(1.0)), lambda x: x),
         (xi // 1, lambda x: x),
         (xi // -1, _neg),  # MIN / -1 is MIN, and so is -MIN
