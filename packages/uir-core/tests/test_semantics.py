@@ -1,6 +1,7 @@
 """The semantics table on cases worked out by hand from uir.md section 4."""
 
 import numpy as np
+
 from uir.core.dtypes import f32, i32
 from uir.core.ops import Op
 from uir.core.semantics import apply

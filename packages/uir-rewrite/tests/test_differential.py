@@ -5,6 +5,7 @@ import os
 
 import numpy as np
 from hypothesis import given, settings
+
 from uir.core.interpret import evaluate
 from uir.core.ops import Op
 from uir.core.output import format_value

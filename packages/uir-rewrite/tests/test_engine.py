@@ -1,6 +1,7 @@
 """graph_rewrite: bottom-up, to a fixpoint, memoized, iterative, identity when nothing changes."""
 
 import pytest
+
 from uir.core.dtypes import I32
 from uir.core.errors import BackendError
 from uir.core.ops import Op

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+
 from uir.core.dtypes import F32, f32
 from uir.core.ops import Op
 from uir.core.semantics import apply

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import pytest
 import z3
+
 from uir.core.dtypes import I32
 from uir.core.ops import Op
 from uir.core.uop import UOp

@@ -12,6 +12,7 @@ import os
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from uir.core.dtypes import I32
 from uir.core.ops import Op
 from uir.core.semantics import apply

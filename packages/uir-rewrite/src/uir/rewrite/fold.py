@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from uir.core.dtypes import DType
 from uir.core.ops import ALU, Op
 from uir.core.semantics import apply
