@@ -8,10 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from uir.core.dtypes import f32 as F32
+from uir.core.dtypes import i32 as I32
 from uir.core.floats import shortest_text
 from uir.core.interpret import evaluate
 from uir.core.output import format_value
 from uir.core.parse import parse
+from uir.core.semantics import bitcast
 from uir.core.verify import verify
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -233,3 +235,9 @@ def test_literal_double_rounding_case_prints_the_correct_f32():
 
 def test_empty_sink_prints_nothing():
     assert run("%o = SINK void\n") == []
+
+
+def test_scalar_bitcast_stays_a_scalar():
+    # 0x3f800000 is the bit pattern of 1.0f; a scalar in gives a scalar (shape ()) out.
+    out = bitcast(np.array(0x3F800000, dtype=np.int32), I32, F32)
+    assert out.shape == () and float(out) == 1.0

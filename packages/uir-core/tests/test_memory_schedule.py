@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from uir.core import Op, VerifyError, parse
 from uir.core.schedule import memory_order, schedule
 

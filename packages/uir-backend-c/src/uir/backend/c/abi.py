@@ -18,7 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from uir.core.dtypes import DType, Type
+from uir.core.memory import Kind, buffer_of, kind, window_begin
 from uir.core.ops import Op
 from uir.core.uop import UOp
 
@@ -96,19 +98,13 @@ class Window:
 
 
 def window(mem: UOp) -> Window:
-    """Resolve a buffer version or window: AFTER names its buffer, SHRINK moves the start."""
-    begin = 0
-    length = mem.type.size
-    while mem.op in (Op.AFTER, Op.SHRINK):
-        if mem.op is Op.SHRINK:
-            begin += mem.arg[0][0]
-        mem = mem.src[0]
-    return Window(mem, begin, length)
+    """Resolve a buffer version or window: its buffer, where it starts there, and its length."""
+    return Window(buffer_of(mem), window_begin(mem), mem.type.size)
 
 
 def is_memory(uop: UOp) -> bool:
     """Whether `uop` is a memory reference (a buffer, a version or a window), not a value."""
-    return uop.op in (Op.BUFFER, Op.LOCAL, Op.AFTER, Op.SHRINK)
+    return kind(uop) is Kind.MEMORY
 
 
 @dataclass(frozen=True)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from uir.core.calls import inline_calls
 from uir.core.plugins import Backend, hookimpl
 from uir.core.uop import UOp
 
-from .abi import layout
+from .abi import ENTRY, layout
 from .render import render_c
 from .runtime import CompiledProgram
 from .toolchain import compile_shared, compiler
@@ -30,9 +30,18 @@ class CBackend:
 
     def compile(self, sink: UOp) -> CompiledProgram:
         flat = inline_calls(sink)
-        return CompiledProgram(compile_shared(render_c(flat)), layout(flat), flat)
+        return CompiledProgram(compile_shared([render_c(flat)]), layout(flat), flat)
 
 
 @hookimpl
 def uir_backends() -> Iterable[Backend]:
     return [CBackend()]
+
+
+def compile_many(sinks: Sequence[UOp]) -> list[CompiledProgram]:
+    """Compile several programs with one compiler run (each C compile costs tens of ms): program i
+    gets entry point `uir_program_i` in a shared library."""
+    flats = [inline_calls(s) for s in sinks]
+    entries = [f"{ENTRY}_{i}" for i in range(len(flats))]
+    library = compile_shared([render_c(f, e) for f, e in zip(flats, entries, strict=True)])
+    return [CompiledProgram(library, layout(f), f, e) for f, e in zip(flats, entries, strict=True)]

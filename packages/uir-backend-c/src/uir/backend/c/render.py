@@ -18,10 +18,10 @@ from uir.core.calls import inline_calls
 from uir.core.dtypes import DType, Type
 from uir.core.errors import BackendError
 from uir.core.ops import ALU, Op
+from uir.core.schedule import schedule
 from uir.core.uop import UOp
 
 from .abi import ENTRY, Layout, is_memory, layout, storage_ctype, value_ctype, window
-from .order import execution_order
 from .prelude import Helpers, bits_type, work_type
 
 # f16 and bf16 values live in floats; each operation computes in double and rounds once to them.
@@ -382,20 +382,20 @@ def _used_values(order: list[UOp]) -> set[UOp]:
     return used
 
 
-def _signature(abi: Layout) -> str:
+def _signature(abi: Layout, entry: str = ENTRY) -> str:
     params = [f"{storage_ctype(b.type.dtype)} *buf{b.slot}" for b in abi.buffers]
     params += [f"{storage_ctype(t.dtype)} *out{i}" for i, t in enumerate(abi.outputs)]
-    return f"void {ENTRY}({', '.join(params) or 'void'})"
+    return f"void {entry}({', '.join(params) or 'void'})"
 
 
 def _describe(t: Type) -> str:
     return f"{storage_ctype(t.dtype)}[{t.size}] ({t})"
 
 
-def _header(abi: Layout) -> str:
+def _header(abi: Layout, entry: str) -> str:
     lines = [
         "/* Rendered by the UIR C backend (uir.backend.c). C99; compile with -ffp-contract=off.",
-        f" * Entry point: {_signature(abi)};",
+        f" * Entry point: {_signature(abi, entry)};",
         " * Buffers in slot order (they start with the program's initial contents and end with",
         " * its final ones), then one output per SINK source computed as a value, in SINK order.",
     ]
@@ -413,12 +413,14 @@ def _header(abi: Layout) -> str:
 INCLUDES = "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n#include <string.h>"
 
 
-def render_c(sink: UOp) -> str:
-    """The C translation unit of a verified program: header comment, helpers, entry point."""
+def render_c(sink: UOp, entry: str = ENTRY) -> str:
+    """The C translation unit of a verified program: header comment, helpers, entry point.
+
+    `entry` renames the entry point, so that several programs can share one library (tests)."""
     flat = inline_calls(sink)
     abi = layout(flat)
     program = _Program(flat, abi)
-    order = execution_order(flat)
+    order = schedule(flat)
     used = _used_values(order)
     for uop in order:
         if uop.op is Op.CONST and uop not in used:
@@ -431,7 +433,7 @@ def render_c(sink: UOp) -> str:
     lines = [*program.declarations, *unused, *program.body]
     body = "\n".join(f"    {line}" for line in lines)
     helpers = program.helpers.text()
-    parts = [_header(abi), INCLUDES, helpers, f"{_signature(abi)} {{\n{body}\n}}\n"]
+    parts = [_header(abi, entry), INCLUDES, helpers, f"{_signature(abi, entry)} {{\n{body}\n}}\n"]
     return "\n\n".join(p for p in parts if p)
 
 

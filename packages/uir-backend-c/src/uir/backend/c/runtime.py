@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
+
 from uir.core.errors import BackendError
 from uir.core.uop import UOp
 
@@ -33,11 +34,11 @@ def initial_contents(abi: Layout, inputs: Mapping[int, np.ndarray] | None) -> di
 class CompiledProgram:
     """A loaded shared library and the ABI of its entry point."""
 
-    def __init__(self, library: Path, abi: Layout, sink: UOp) -> None:
+    def __init__(self, library: Path, abi: Layout, sink: UOp, entry: str = ENTRY) -> None:
         self.abi = abi
         self.sink = sink
         self._library = ctypes.CDLL(str(library))
-        self._entry = getattr(self._library, ENTRY)
+        self._entry = getattr(self._library, entry)
         self._entry.argtypes = [ctypes.c_void_p] * len(abi.arg_types)
         self._entry.restype = None
 

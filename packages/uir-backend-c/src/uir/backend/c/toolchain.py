@@ -12,6 +12,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from uir.core.errors import BackendError
@@ -45,29 +46,33 @@ def cache_dir() -> Path:
     return Path(base) / "uir" / "c"
 
 
-def _key(source: str, command: list[str], flags: tuple[str, ...]) -> str:
+def _key(sources: Sequence[str], command: list[str], flags: tuple[str, ...]) -> str:
     stat = os.stat(command[0])
     # The compiler's path, size and time stand for its version without running it on every hit.
-    identity = "\0".join([*command, str(stat.st_size), str(stat.st_mtime_ns), *flags, source])
-    return hashlib.sha256(identity.encode()).hexdigest()
+    identity = [*command, str(stat.st_size), str(stat.st_mtime_ns), *flags, *sources]
+    return hashlib.sha256("\0".join(identity).encode()).hexdigest()
 
 
-def compile_shared(source: str, flags: tuple[str, ...] = FLAGS, use_cache: bool = True) -> Path:
-    """The path of a shared library built from `source`, compiled now or found in the cache."""
+def compile_shared(
+    sources: Sequence[str], flags: tuple[str, ...] = FLAGS, use_cache: bool = True
+) -> Path:
+    """The path of a shared library built from the translation units `sources` (one compiler
+    run for all of them), compiled now or found in the cache."""
     command = compiler()
     if command is None:
         raise BackendError("no C compiler found (set $CC or install cc)")
     directory = cache_dir()
-    target = directory / f"{_key(source, command, flags)}.so"
+    target = directory / f"{_key(sources, command, flags)}.so"
     if use_cache and target.exists():
         return target
     directory.mkdir(parents=True, exist_ok=True)
     # Build under a temporary name and rename: a concurrent reader never sees half a library.
     with tempfile.TemporaryDirectory(dir=directory) as work:
-        c_file = Path(work) / "program.c"
-        c_file.write_text(source)
+        files = [Path(work) / f"program{i}.c" for i in range(len(sources))]
+        for file, source in zip(files, sources, strict=True):
+            file.write_text(source)
         built = Path(work) / "program.so"
-        run_compiler([*command, *flags, str(c_file), "-o", str(built), *LIBS])
+        run_compiler([*command, *flags, *map(str, files), "-o", str(built), *LIBS])
         os.replace(built, target)
     return target
 
