@@ -7,13 +7,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from uir.core.dtypes import bf16 as BF16
 from uir.core.dtypes import f32 as F32
+from uir.core.dtypes import i16 as I16
 from uir.core.dtypes import i32 as I32
 from uir.core.floats import shortest_text
 from uir.core.interpret import evaluate
+from uir.core.ops import Op
 from uir.core.output import format_value
 from uir.core.parse import parse
-from uir.core.semantics import bitcast
+from uir.core.semantics import apply, bitcast
 from uir.core.verify import verify
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -241,3 +244,10 @@ def test_scalar_bitcast_stays_a_scalar():
     # 0x3f800000 is the bit pattern of 1.0f; a scalar in gives a scalar (shape ()) out.
     out = bitcast(np.array(0x3F800000, dtype=np.int32), I32, F32)
     assert out.shape == () and float(out) == 1.0
+
+
+def test_scalar_bitcast_to_bf16_is_an_array():
+    # i16 -32768 is 0x8000: as bf16 that is -0.0. Scalar outputs are 0-d arrays, never np scalars.
+    out = apply(Op.BITCAST, BF16, [np.array(-32768, dtype=np.int16)], [I16])
+    assert isinstance(out, np.ndarray) and out.shape == ()
+    assert float(out) == 0.0 and math.copysign(1.0, float(out)) == -1.0

@@ -37,7 +37,7 @@ class Context:
     def wrap(self, d: DType, expr: str) -> str:
         """An int result computed in `d`'s unsigned work type, brought back to `d` modulo 2^bits."""
         narrowed = f"({expr})" if work_type(d) == bits_type(d) else f"({bits_type(d)})({expr})"
-        return f"{self.helpers.as_signed(d)}{narrowed}" if d.signed else narrowed
+        return f"{self.helpers.as_signed(d)}({narrowed})" if d.signed else narrowed
 
     def rounded(self, d: DType, expr_in_double: str) -> str:
         """A small float's result: computed exactly or in double, rounded once to `d`."""
@@ -268,8 +268,10 @@ class _Program:
         """The lvalue an INDEX of memory names (in range where its gate holds: uir.md 6.4)."""
         w = window(ref.src[0])
         index = self.names[ref.src[1]]
-        offset = f"{w.begin} + {index}" if w.begin else index
-        return f"{self.pointer(w.root)}[{offset}]"
+        # Index from the window's start, a valid pointer: `buf[begin + i]` would add an index that
+        # a false gate leaves out of range, which C compilers flag as a possible overflow.
+        base = f"({self.pointer(w.root)} + {w.begin})" if w.begin else self.pointer(w.root)
+        return f"{base}[{index}]"
 
     def gate(self, ref: UOp) -> str | None:
         return self.names[ref.src[2]] if len(ref.src) == 3 else None
