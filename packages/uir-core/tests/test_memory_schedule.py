@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from uir.core import Op, VerifyError, parse
+from uir.core import Op, VerifyError, parse, verify
 from uir.core.schedule import memory_order, schedule
 
 CHAIN = """\
@@ -88,9 +88,10 @@ def test_schedule_rejects_a_cycle_without_lines():
         schedule(parse(text).sink)
 
 
-def test_schedule_handles_a_long_chain_without_recursion():
+def test_a_long_chain_verifies_and_schedules_without_recursion():
+    # Also a guard against quadratic walks down the chain of versions (minutes instead of seconds).
     lines = ["%b0 = BUFFER i32[1] 0", "%z = CONST i32 0"]
-    n = 20000
+    n = 10000
     for k in range(n):
         lines += [
             f"%p{k} = INDEX i32 %b{k} %z",
@@ -102,5 +103,6 @@ def test_schedule_handles_a_long_chain_without_recursion():
         ]
     lines.append(f"%out = SINK void %b{n}")
     program = parse("\n".join(lines))
+    verify(program)
     order = schedule(program.sink)
     assert order[-1].op is Op.SINK and len(order) == len(program.sink.toposort())

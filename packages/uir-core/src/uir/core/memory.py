@@ -8,6 +8,7 @@ the interpreter and the backends all classify the same way.
 from __future__ import annotations
 
 import enum
+import weakref
 
 from .ops import Op
 from .uop import UOp
@@ -53,12 +54,22 @@ def version_of(ref: UOp) -> UOp:
     return ref
 
 
+# Each AFTER -> its BUFFER or LOCAL. A chain of n versions would cost n steps per lookup, n^2 in
+# all; UOps are immutable, so the answer can be kept for as long as the UOp lives.
+_BUFFER_OF: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
+
+
 def buffer_of(ref: UOp) -> UOp:
     """The BUFFER or LOCAL that a memory reference, place or STORE belongs to."""
-    ref = version_of(ref)
-    while ref.op is Op.AFTER:
-        ref = version_of(ref.src[0])
-    return ref
+    version = version_of(ref)
+    chain = []
+    while version.op is Op.AFTER and version not in _BUFFER_OF:
+        chain.append(version)
+        version = version_of(version.src[0])
+    found = _BUFFER_OF.get(version, version)
+    for after in chain:
+        _BUFFER_OF[after] = found
+    return found
 
 
 def window_begin(ref: UOp) -> int:

@@ -1,7 +1,9 @@
 """The verifier: every rule uir.md checks on a parsed graph, one function per op family.
 
-Failures raise VerifyError naming the line of the offending statement. Dead statements (not
-reachable from the SINK) are never verified.
+Per-op checks run first, on every statement; then the whole-program rules: distinct buffer slots,
+the full memory order and the SINK's outputs (uir.md 6.3), and bounds proofs for every INDEX on
+the inlined graph (6.4). Failures raise VerifyError naming the line of the offending statement.
+Dead statements (not reachable from the SINK) are never verified.
 """
 
 from __future__ import annotations
@@ -134,7 +136,11 @@ def _check_index(c: _Checker, uop: UOp) -> None:
 
 def _check_memory_index(c: _Checker, uop: UOp) -> None:
     mem = uop.src[0]
-    c.require(uop, uop.type == mem.type.scalar, f"INDEX of {mem.type} names a {mem.dtype}")
+    c.require(
+        uop,
+        uop.type == mem.type.scalar,
+        f"INDEX of {mem.type} names an element of type {mem.dtype}, not {uop.type}",
+    )
     if len(uop.src) == 3:
         gate = uop.src[2]
         c.require(uop, kind(gate) is Kind.VALUE, f"the gate must be a value, not {gate.op}")
@@ -143,7 +149,11 @@ def _check_memory_index(c: _Checker, uop: UOp) -> None:
 
 def _check_buffer(c: _Checker, uop: UOp) -> None:
     c.slot(uop, "a slot number")
-    c.require(uop, len(uop.type.shape) == 1, f"buffers are flat: BUFFER of {uop.type}")
+    c.require(
+        uop,
+        len(uop.type.shape) == 1,
+        f"BUFFER needs a flat type T[n] (buffers are rank 1), got {uop.type}",
+    )
     c.require(uop, len(uop.src) <= 1, "BUFFER takes at most one operand, its initial contents")
     if uop.src:
         init = uop.src[0]
@@ -158,7 +168,11 @@ def _check_buffer(c: _Checker, uop: UOp) -> None:
 def _check_local(c: _Checker, uop: UOp) -> None:
     c.arity(uop, 0)
     c.slot(uop, "an id")
-    c.require(uop, len(uop.type.shape) == 1, f"buffers are flat: LOCAL of {uop.type}")
+    c.require(
+        uop,
+        len(uop.type.shape) == 1,
+        f"LOCAL needs a flat type T[n] (buffers are rank 1), got {uop.type}",
+    )
 
 
 def _window(arg: object) -> tuple[int, int] | None:
@@ -189,14 +203,23 @@ def _check_shrink(c: _Checker, uop: UOp) -> None:
     )
 
 
+def _what(uop: UOp) -> str:
+    """`uop` named for a message: its op and, where the op alone is ambiguous, its kind."""
+    return f"{uop.op} ({kind(uop).value})" if uop.op in (Op.INDEX, Op.SHRINK) else str(uop.op)
+
+
 def _check_load(c: _Checker, uop: UOp) -> None:
     c.no_arg(uop)
     c.arity(uop, 1)
     place = uop.src[0]
     if kind(place) is Kind.MEMORY:
         raise c.fail(uop, "whole-buffer LOAD arrives in week 4; LOAD an INDEX of the buffer")
-    c.require(uop, kind(place) is Kind.PLACE, f"LOAD needs an INDEX of memory, got {place.op}")
-    c.require(uop, uop.type == place.type, f"LOAD of a {place.type} element has type {place.type}")
+    c.require(uop, kind(place) is Kind.PLACE, f"LOAD needs an INDEX of memory, not {_what(place)}")
+    c.require(
+        uop,
+        uop.type == place.type,
+        f"LOAD of an element of type {place.type} has that type, not {uop.type}",
+    )
 
 
 def _check_store(c: _Checker, uop: UOp) -> None:
@@ -206,9 +229,11 @@ def _check_store(c: _Checker, uop: UOp) -> None:
     place, value = uop.src
     if kind(place) is Kind.MEMORY:
         raise c.fail(uop, "whole-buffer STORE arrives in week 4; STORE to an INDEX of the buffer")
-    c.require(uop, kind(place) is Kind.PLACE, f"STORE needs an INDEX of memory, got {place.op}")
+    c.require(uop, kind(place) is Kind.PLACE, f"STORE needs an INDEX of memory, not {_what(place)}")
     c.require(uop, kind(value) is Kind.VALUE, f"STORE writes a value, and {value.op} is not one")
-    c.require(uop, value.type == place.type, f"STORE of {value.type} to a {place.type} element")
+    c.require(
+        uop, value.type == place.type, f"STORE of {value.type} to an element of type {place.type}"
+    )
 
 
 def _check_after(c: _Checker, uop: UOp) -> None:
@@ -218,7 +243,11 @@ def _check_after(c: _Checker, uop: UOp) -> None:
     if mem.op is Op.SHRINK:
         raise c.fail(uop, "AFTER takes the buffer version, not a SHRINK window of it")
     c.require(uop, mem.op in VERSIONS, f"AFTER takes a BUFFER, LOCAL or AFTER, not {mem.op}")
-    c.require(uop, uop.type == mem.type, f"AFTER of a {mem.type} version has type {mem.type}")
+    c.require(
+        uop,
+        uop.type == mem.type,
+        f"AFTER of a version of type {mem.type} has that type, not {uop.type}",
+    )
     buffer = buffer_of(mem)
     for dep in deps:
         c.require(uop, dep.op is Op.STORE, f"AFTER waits for STOREs, not {dep.op}")
