@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from uir.backend.c import toolchain
-from uir.backend.c.plugin import CBackend, compile_many
+from uir.backend.c.plugin import CBackend, compile_many, load_source
 from uir.core import parse, verify
 from uir.core.output import format_value
 
@@ -200,3 +200,24 @@ def test_the_cache_returns_the_library_without_compiling_again(monkeypatch, tmp_
     monkeypatch.setattr(toolchain, "run_compiler", no_compiler)
     assert toolchain.compile_shared([source]) == first
     assert first.parent == tmp_path
+
+
+def test_the_render_grader_runs_hand_written_c_under_the_programs_abi():
+    # A student's rendering of 6.3's example: buffer 0 starts (10, 20, 30); element 1 doubles.
+    sink = program(
+        "%d = CONST i32[3] (10, 20, 30)\n%b = BUFFER i32[3] %d 0\n%i1 = CONST i32 1\n"
+        "%p = INDEX i32 %b %i1\n%v = LOAD i32 %p\n%w = ADD i32 %v %v\n%s = STORE void %p %w\n"
+        "%b1 = AFTER i32[3] %b %s\n%n = CONST i32 5\n%out = SINK void %b1 %n\n"
+    )
+    student = (
+        "#include <stdint.h>\n"
+        "void uir_program(int32_t *buf0, int32_t *out0) {\n"
+        "    buf0[1] = (int32_t)((uint32_t)buf0[1] * 2u);\n"
+        "    out0[0] = 5;\n"
+        "}\n"
+    )
+    values = load_source(student, sink).run()
+    assert [format_value(v, s.dtype) for v, s in zip(values, sink.src, strict=True)] == [
+        "10 40 30",
+        "5",
+    ]

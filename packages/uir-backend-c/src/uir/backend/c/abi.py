@@ -145,7 +145,7 @@ def layout(sink: UOp) -> Layout:
     outputs: list[Type] = []
     readbacks: list[Readback] = []
     for source in sink.src:
-        if is_memory(source) and window(source).root.op is Op.BUFFER:
+        if is_memory(source):  # a global buffer's version or window (a LOCAL is never an output)
             w = window(source)
             readbacks.append(Readback(slot=w.root.arg, begin=w.begin, length=w.length))
         else:

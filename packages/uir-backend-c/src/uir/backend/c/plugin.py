@@ -45,3 +45,10 @@ def compile_many(sinks: Sequence[UOp]) -> list[CompiledProgram]:
     entries = [f"{ENTRY}_{i}" for i in range(len(flats))]
     library = compile_shared([render_c(f, e) for f, e in zip(flats, entries, strict=True)])
     return [CompiledProgram(library, layout(f), f, e) for f, e in zip(flats, entries, strict=True)]
+
+
+def load_source(source: str, sink: UOp) -> CompiledProgram:
+    """Compile C source written for the program under `sink` (by this renderer or by a student's)
+    and load it under the ABI of abi.py: the render grader runs a student's `render` output so."""
+    flat = inline_calls(sink)
+    return CompiledProgram(compile_shared([source]), layout(flat), flat)

@@ -362,11 +362,7 @@ class _Program:
             if readback.output is None:
                 continue
             out = f"out{readback.output}"
-            if is_memory(source):  # a LOCAL's contents: copy the window
-                w = window(source)
-                src = f"{self.pointer(w.root)}[{w.begin} + e]"
-                self.body.append(f"for (int e = 0; e < {w.length}; e++) {out}[e] = {src};")
-            elif source.type.shape:
+            if source.type.shape:
                 value = self.encode(source.dtype, f"{self.names[source]}[e]")
                 self.body.append(
                     f"for (int e = 0; e < {source.type.size}; e++) {out}[e] = {value};"
