@@ -70,10 +70,23 @@ class Builder:
             return self.rng.choice(pool)
         return self.emit(f"CONST {d.name} {self.literal(d)}", d)
 
+    def vector_element(self, d: DType) -> None:
+        """An element of a STACK or shaped CONST (uir.md 5), at a proven index."""
+        rng, k = self.rng, self.rng.choice([1, 2, 4])
+        if rng.random() < 0.5:
+            items = " ".join(self.value(d) for _ in range(k))
+            vector = self.emit(f"STACK {d.name}[{k}] {items}")
+        else:
+            items = ", ".join(self.literal(d) for _ in range(k))
+            vector = self.emit(f"CONST {d.name}[{k}] ({items})")
+        mask = self.emit(f"CONST i32 {k - 1}")
+        index = self.emit(f"AND i32 {self.value(DTYPES['i32'])} {mask}", DTYPES["i32"])
+        self.emit(f"INDEX {d.name} {vector} {index}", d)
+
     def alu(self) -> None:
         rng = self.rng
         d = rng.choice(SCALARS)
-        choices = ["CAST", "WHERE"]
+        choices = ["CAST", "WHERE", "VECTOR"]
         if d.is_number:
             choices += ["ADD", "SUB", "MUL", "MAX", "MIN", "NEG", "CMPLT", "CMPLE", "CMPEQ"]
         if d.is_int:
@@ -83,7 +96,9 @@ class Builder:
         if d.is_bool:
             choices += ["AND", "OR", "XOR", "CMPEQ", "CMPNE"]
         op = rng.choice(choices)
-        if op == "CAST":
+        if op == "VECTOR":
+            self.vector_element(d)
+        elif op == "CAST":
             src = rng.choice(SCALARS)
             self.emit(f"CAST {d.name} {self.value(src)}", d)
         elif op == "BITCAST":
