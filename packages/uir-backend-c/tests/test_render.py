@@ -92,6 +92,22 @@ CASES = [
         "%a = CONST f64 0.1\n%b = CONST f64 0.2\n%c = ADD f64 %a %b\n%o = SINK void %c\n",
         ["0.30000000000000004"],
     ),
+    # shaped values compute elementwise: wrap, total division, IEEE max, NaN compares, casts
+    (
+        "%a = CONST i32[3] (2147483647, -5, 7)\n%b = CONST i32[3] (1, 2, 0)\n"
+        "%c = ADD i32[3] %a %b\n%d = IDIV i32[3] %a %b\n%f = CONST f32[3] (1.5, nan, -0.0)\n"
+        "%g = CONST f32[3] (2.5, 1, 0.0)\n%m = MAX f32[3] %f %g\n%lt = CMPLT bool[3] %f %g\n"
+        "%w = WHERE f32[3] %lt %f %g\n%k = CAST i32[3] %f\n"
+        "%out = SINK void %c %d %m %lt %w %k\n",
+        [
+            "-2147483648 -3 7",
+            "2147483647 -2 -1",
+            "2.5 nan 0",
+            "true false false",
+            "1.5 1 0",
+            "1 0 0",
+        ],
+    ),
     # a gated load whose gate is false reads nothing and gives +0.0, even with index 100
     (
         "%d = CONST f32[2] (5, 6)\n%b = BUFFER f32[2] %d 0\n%i = CONST i32 100\n"
