@@ -7,7 +7,7 @@ import pytest
 
 from uir.backend.c import toolchain
 from uir.backend.c.plugin import CBackend, compile_many, load_source
-from uir.core import parse, verify
+from uir.core import BackendError, parse, verify
 from uir.core.output import format_value
 
 pytestmark = pytest.mark.skipif(not CBackend().available()[0], reason="no C compiler")
@@ -237,3 +237,11 @@ def test_the_render_grader_runs_hand_written_c_under_the_programs_abi():
         "10 40 30",
         "5",
     ]
+
+
+def test_an_unwritable_cache_is_a_backend_error(monkeypatch, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("UIR_CACHE_DIR", str(blocker / "cache"))  # under a file: mkdir fails
+    with pytest.raises(BackendError, match="compile cache"):
+        toolchain.compile_shared(["int uir_unwritable_probe(void) { return 1; }\n"])

@@ -65,15 +65,18 @@ def compile_shared(
     target = directory / f"{_key(sources, command, flags)}.so"
     if use_cache and target.exists():
         return target
-    directory.mkdir(parents=True, exist_ok=True)
-    # Build under a temporary name and rename: a concurrent reader never sees half a library.
-    with tempfile.TemporaryDirectory(dir=directory) as work:
-        files = [Path(work) / f"program{i}.c" for i in range(len(sources))]
-        for file, source in zip(files, sources, strict=True):
-            file.write_text(source)
-        built = Path(work) / "program.so"
-        run_compiler([*command, *flags, *map(str, files), "-o", str(built), *LIBS])
-        os.replace(built, target)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        # Build under a temporary name and rename: a concurrent reader never sees half a library.
+        with tempfile.TemporaryDirectory(dir=directory) as work:
+            files = [Path(work) / f"program{i}.c" for i in range(len(sources))]
+            for file, source in zip(files, sources, strict=True):
+                file.write_text(source)
+            built = Path(work) / "program.so"
+            run_compiler([*command, *flags, *map(str, files), "-o", str(built), *LIBS])
+            os.replace(built, target)
+    except OSError as exc:
+        raise BackendError(f"cannot write the compile cache {directory}: {exc}") from exc
     return target
 
 
