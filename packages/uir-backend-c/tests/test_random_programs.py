@@ -3,7 +3,8 @@ passes, and the C backend agree bit for bit (NaN payloads are unspecified: NaNs 
 NaN-ness). EXP2, LOG2 and SIN are left out: they are only specified to 2 ulp.
 
 The generator builds valid programs by construction, as text, so a verifier rejection is a failure
-here too. TODO: switch to uir.core.strategies.programs() when it lands (branch rewrite).
+here too. uir.core.strategies.programs() (week-1 programs, no memory) runs through the same
+comparison.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from uir.core.calls import inline_calls
 from uir.core.dtypes import DTYPES, DType
 from uir.core.interpret import evaluate
 from uir.core.plugins import load_registry
+from uir.core.strategies import programs
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C compiler")
 
@@ -220,6 +222,22 @@ def test_random_programs_agree_on_interp_opt_and_c(rngs):
         for name, got in (("opt", evaluate(optimized(sink))), ("c", program.run())):
             ok = all(same_bits(g, r) for g, r in zip(got, reference, strict=True))
             assert ok, f"{name} differs from interp on:\n{text}\n{got}\n{reference}"
+
+
+@settings(
+    max_examples=20,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(st.lists(programs(), min_size=1, max_size=10))
+def test_shared_week1_programs_agree_on_interp_opt_and_c(sinks):
+    """The project's week-1 generator (uir.core.strategies): CALLs, STACK, INDEX, edge values."""
+    for sink, program in zip(sinks, compile_many(sinks), strict=True):
+        reference = evaluate(sink)
+        for name, got in (("opt", evaluate(optimized(sink))), ("c", program.run())):
+            ok = all(same_bits(g, r) for g, r in zip(got, reference, strict=True))
+            assert ok, f"{name} differs from interp on:\n{print_program(sink)}"
 
 
 def test_random_programs_are_clean_under_sanitizers(tmp_path):
