@@ -32,7 +32,7 @@ MAX_NESTING = 64
 class FloatLiteral:
     """A float literal's exact value; it becomes a Python float once its dtype is known."""
 
-    value: Fraction
+    value: Fraction  # the magnitude
     negative: bool = False
     special: str | None = None  # "inf" or "nan"
     text: str = field(default="", compare=False)
@@ -45,7 +45,9 @@ class FloatLiteral:
             return float("nan")
         if self.special == "inf":
             return float("-inf") if self.negative else float("inf")
-        return round_fraction(self.value, dtype, negative_zero=self.negative)
+        # `value` holds the magnitude; the sign is applied here so that -0.0 keeps it too.
+        value = -self.value if self.negative else self.value
+        return round_fraction(value, dtype, negative_zero=self.negative)
 
 
 @dataclass
