@@ -45,8 +45,10 @@ def round_array(values: np.ndarray, dtype: DType) -> np.ndarray:
     """Round float64 (or wider-exact) values once to `dtype`, stored in its numpy storage type."""
     values = np.asarray(values, dtype=np.float64)
     if dtype.name != "bf16":
-        # numpy converts float64 to float32 and float16 with one correct rounding.
-        return values.astype(dtype.storage)
+        # numpy converts float64 to float32 and float16 with one correct rounding (overflow
+        # to infinity included, which is the right answer, not a problem to warn about).
+        with np.errstate(over="ignore"):
+            return values.astype(dtype.storage)
     p, emin, emax = _limits(dtype)
     with np.errstate(all="ignore"):
         _, exps = np.frexp(values)  # values = m * 2**exps with 0.5 <= |m| < 1

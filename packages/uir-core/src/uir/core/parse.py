@@ -8,7 +8,7 @@ arguments equal in value, denote one UOp.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -32,22 +32,30 @@ MAX_NESTING = 64
 class FloatLiteral:
     """A float literal's exact value; it becomes a Python float once its dtype is known."""
 
-    value: Fraction  # the magnitude
+    value: Fraction  # the magnitude; literals only have denominators 2**a * 5**b
     negative: bool = False
     special: str | None = None  # "inf" or "nan"
-    text: str = field(default="", compare=False)
 
     def __str__(self) -> str:
-        return self.text
+        """The exact value as a decimal literal (every literal's value has a finite one)."""
+        sign = "-" if self.negative else ""
+        if self.special:
+            return sign + self.special
+        num, den = self.value.numerator, self.value.denominator
+        places = 0
+        while (num * 10**places) % den:
+            places += 1
+        digits = str(num * 10**places // den).rjust(places + 1, "0")
+        whole, frac = digits[: len(digits) - places], digits[len(digits) - places :]
+        return f"{sign}{whole}.{frac or '0'}"
 
     def rounded(self, dtype: Any) -> float:
         if self.special == "nan":
             return float("nan")
         if self.special == "inf":
             return float("-inf") if self.negative else float("inf")
-        # `value` holds the magnitude; the sign is applied here so that -0.0 keeps it too.
-        value = -self.value if self.negative else self.value
-        return round_fraction(value, dtype, negative_zero=self.negative)
+        magnitude = round_fraction(self.value, dtype)
+        return -magnitude if self.negative else magnitude
 
 
 @dataclass
@@ -82,16 +90,16 @@ def parse_literal(text: str, line: int) -> Any:
         value = int(digits[2:], 16) if digits.startswith("0x") else int(digits, 10)
         return -value if negative else value
     if DECIMAL.fullmatch(text):
-        return FloatLiteral(abs(Fraction(text)), text.startswith("-"), None, text)
+        return FloatLiteral(abs(Fraction(text)), text.startswith("-"))
     if text in ("inf", "-inf", "nan"):
-        return FloatLiteral(Fraction(0), text == "-inf", text.lstrip("-"), text)
+        return FloatLiteral(Fraction(0), text == "-inf", text.lstrip("-"))
     hexfloat = HEXFLOAT.fullmatch(text)
     if hexfloat:
         sign, whole, frac, exp = hexfloat.groups()
         frac = frac or ""
         mantissa = int(whole + frac, 16)
         value = Fraction(mantissa) * Fraction(2) ** (int(exp) - 4 * len(frac))
-        return FloatLiteral(value, sign == "-", None, text)
+        return FloatLiteral(value, sign == "-")
     if OP_NAME.fullmatch(text):
         if text in Op.__members__:
             return Op[text]

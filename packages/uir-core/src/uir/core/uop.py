@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import struct
 import weakref
 from typing import Any, ClassVar
@@ -11,11 +12,15 @@ from .ops import Op
 
 
 def arg_key(arg: Any) -> Any:
-    """A key under which arguments compare by value: floats by their bits, kinds kept apart."""
+    """A key under which arguments compare by value: floats by their bits, kinds kept apart.
+
+    Every NaN is one key: a NaN's sign and payload are unspecified (uir.md section 3), and the
+    text format has a single `nan`, so the printer could not keep them apart anyway.
+    """
     if isinstance(arg, tuple):
         return (tuple, tuple(arg_key(a) for a in arg))
     if isinstance(arg, float):
-        return (float, struct.pack("<d", arg))
+        return (float, "nan" if math.isnan(arg) else struct.pack("<d", arg))
     return (type(arg), arg)
 
 

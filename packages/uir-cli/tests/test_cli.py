@@ -1,0 +1,168 @@
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from uir.cli.main import main
+
+ADD = "%a = CONST i32 2\n%b = CONST i32 3\n%c = ADD i32 %a %b\n%out = SINK void %c\n"
+
+
+def write(tmp_path, text: str, name: str = "p.uir") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_run_prints_one_line_per_sink_source(tmp_path, capsys):
+    path = write(tmp_path, ADD.replace("SINK void %c", "SINK void %c %a"))
+    assert main(["run", path]) == 0
+    assert capsys.readouterr().out == "5\n2\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "line"),
+    [
+        ("%a = CONST i32 2\n%o = SINK void %b\n", 2, 2),
+        ("%a = CONST i32 2\n\n%c = ADD i32 %a\n%o = SINK void %c\n", 3, 3),
+        (
+            "%a = CONST i32 4\n%v = CONST i32[2] (1, 2)\n%e = INDEX i32 %v %a\n%o = SINK void %e\n",
+            3,
+            3,
+        ),
+    ],
+)
+def test_errors_go_to_stderr_with_file_and_line_and_nothing_to_stdout(
+    tmp_path, capsys, text, code, line
+):
+    path = write(tmp_path, text)
+    assert main(["run", path]) == code
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"{path}:{line}: error: ")
+    assert captured.err.count("\n") == 1
+
+
+def test_a_missing_file_is_an_io_error(tmp_path, capsys):
+    assert main(["run", str(tmp_path / "nope.uir")]) == 1
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_usage_errors_exit_1(capsys):
+    assert main(["run"]) == 1
+    assert main(["frobnicate"]) == 1
+    assert main(["run", "x.uir", "--backend", "nonesuch"]) == 1
+    assert "unknown backend 'nonesuch'" in capsys.readouterr().err
+
+
+def test_invalid_utf8_is_a_parse_error_on_its_line(tmp_path, capsys):
+    path = tmp_path / "bad.uir"
+    path.write_bytes(b"%a = CONST i32 1\n%o = SINK void %a # \xff\n")
+    assert main(["run", str(path)]) == 2
+    assert capsys.readouterr().err.startswith(f"{path}:2: error:")
+
+
+def test_check_and_fmt(tmp_path, capsys):
+    path = write(tmp_path, "%dead = CONST i32 9\n" + ADD)
+    assert main(["check", path]) == 0
+    assert main(["fmt", path]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith(
+        "%0 = CONST i32 2\n%1 = CONST i32 3\n%2 = ADD i32 %0 %1\n%3 = SINK void %2\n"
+    )
+
+
+def test_fmt_output_is_a_fixed_point(tmp_path, capsys):
+    text = "%x = CONST f32 0.1\n%y = CONST f32 -0.0\n%s = ADD f32 %x %y\n%o = SINK void %s %y\n"
+    assert main(["fmt", write(tmp_path, text)]) == 0
+    once = capsys.readouterr().out
+    assert main(["fmt", write(tmp_path, once, "q.uir")]) == 0
+    assert capsys.readouterr().out == once
+    assert "-0.0" in once and "0.1" in once
+
+
+def test_plugins_lists_the_interpreter(capsys):
+    assert main(["plugins"]) == 0
+    out = capsys.readouterr().out
+    assert "interp   available" in out
+
+
+PLUGIN = textwrap.dedent(
+    """
+    from uir.core.plugins import Pass, hookimpl
+    from uir.core.ops import Op
+
+
+    def negate_outputs(sink):
+        return sink.replace(src=tuple(s.replace(op=Op.NEG, src=(s,), arg=None) for s in sink.src))
+
+
+    @hookimpl
+    def uir_passes():
+        return [Pass("negate", "lower", "negates every output (a test plugin)", negate_outputs)]
+    """
+)
+
+
+def test_a_plugin_module_named_with_p_adds_its_pass(tmp_path, monkeypatch, capsys):
+    (tmp_path / "negplugin.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = write(tmp_path, ADD)
+    assert main(["plugins", "-p", "negplugin"]) == 0
+    assert "negate" in capsys.readouterr().out
+    assert main(["run", "-p", "negplugin", path]) == 0
+    assert capsys.readouterr().out == "-5\n"
+    assert main(["run", "-p", "negplugin", "--no-opt", path]) == 0
+    assert capsys.readouterr().out == "5\n"
+    assert main(["run", "-p", "negplugin", "--skip", "negate", path]) == 0
+    assert capsys.readouterr().out == "5\n"
+
+
+def test_an_unimportable_plugin_is_a_usage_error(tmp_path, capsys):
+    assert main(["run", "-p", "no_such_module_xyz", write(tmp_path, ADD)]) == 1
+    assert "cannot import plugin module 'no_such_module_xyz'" in capsys.readouterr().err
+
+
+def test_the_uir_script_reads_standard_input():
+    done = subprocess.run(
+        [sys.executable, "-m", "uir.cli.main", "run", "-"],
+        input=ADD,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "5\n", "")
+
+
+def test_help_works_for_every_command():
+    for command in ([], ["run"], ["check"], ["fmt"], ["opt"], ["plugins"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "uir.cli.main", *command, "--help"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0 and "usage: uir" in done.stdout
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.sampled_from(
+            ["%a", "%b", "=", "CONST", "ADD", "INDEX", "SINK", "i32", "f32[2]", "void", "1", "-0.0",
+             "(", ")", ",", "#", "\n", " ", "nan", "0x1p3", "STACK", "PARAM", "CALL", "true"]
+        ),
+        max_size=40,
+    )
+)  # fmt: skip
+def test_no_input_produces_a_traceback(tmp_path, capsys, words):
+    path = write(tmp_path, " ".join(words))
+    code = main(["run", path])
+    captured = capsys.readouterr()
+    assert code in (0, 2, 3), captured.err
+    assert "Traceback" not in captured.err
+    if code:
+        assert captured.out == "" and captured.err.startswith(f"{path}:")

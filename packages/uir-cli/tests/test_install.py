@@ -1,0 +1,34 @@
+"""Installing only uir-core and uir-cli gives a working `uir run`: no backend is needed."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_core_and_cli_alone_run_a_program(tmp_path):
+    uv = shutil.which("uv")
+    assert uv, "uv must be on PATH (README: pip install uv)"
+    venv = tmp_path / "venv"
+    subprocess.run([uv, "venv", "-q", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    packages = [str(ROOT / "packages" / name) for name in ("uir-core", "uir-cli")]
+    subprocess.run(
+        [uv, "pip", "install", "-q", "--python", str(python), *packages], check=True, timeout=300
+    )
+    listed = subprocess.run(
+        [uv, "pip", "list", "--python", str(python)], capture_output=True, text=True, check=True
+    ).stdout
+    assert "uir-core" in listed and "uir-cli" in listed and "uir-rewrite" not in listed
+    program = tmp_path / "add.uir"
+    program.write_text(
+        "%a = CONST i32 2\n%b = CONST i32 3\n%c = ADD i32 %a %b\n%o = SINK void %c\n"
+    )
+    done = subprocess.run(
+        [str(venv / "bin" / "uir"), "run", str(program)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "5\n", "")

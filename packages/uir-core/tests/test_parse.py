@@ -1,0 +1,159 @@
+import math
+from fractions import Fraction
+
+import pytest
+
+from uir.core.dtypes import F32, I32, Type, f32, i32
+from uir.core.errors import ParseError
+from uir.core.ops import Op
+from uir.core.parse import FloatLiteral, parse, parse_argument
+
+
+def program(*lines: str):
+    return parse("\n".join(lines) + "\n", "t.uir")
+
+
+def parse_error(*lines: str) -> ParseError:
+    with pytest.raises(ParseError) as info:
+        program(*lines)
+    return info.value
+
+
+def test_add_2_3_builds_the_expected_graph():
+    p = program("%a = CONST i32 2", "%b = CONST i32 3", "%c = ADD i32 %a %b", "%out = SINK void %c")
+    (add,) = p.sink.src
+    assert add.op is Op.ADD and add.type == I32
+    assert [s.arg for s in add.src] == [2, 3]
+    assert p.lines[add] == 3
+
+
+def test_comments_blank_lines_and_trailing_comments_are_ignored():
+    p = program("# header", "", "%a = CONST i32 7   # seven", "   ", "%out = SINK void %a # end")
+    assert p.sink.src[0].arg == 7
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("010", 10), ("0x10", 16), ("-0x10", -16), ("0xfF", 255), ("-7", -7), ("0", 0)],
+)
+def test_int_literals_are_values(text, value):
+    assert program(f"%a = CONST i32 {text}", "%o = SINK void %a").sink.src[0].arg == value
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("1.", 1.0),
+        (".5", 0.5),
+        ("1e3", 1000.0),
+        ("1E-3", float.fromhex("0x1.0624dep-10")),
+        ("2.5e+1", 25.0),
+        ("0x1.8p1", 3.0),
+        ("0x1p-2", 0.25),
+        ("-0x1.p0", -1.0),
+        ("inf", math.inf),
+        ("-inf", -math.inf),
+        ("7", 7.0),
+        ("-2.5", -2.5),
+        ("-1e-1", float.fromhex("-0x1.99999ap-4")),
+    ],
+)
+def test_float_literals_round_to_the_const_type(text, value):
+    assert program(f"%a = CONST f32 {text}", "%o = SINK void %a").sink.src[0].arg == value
+
+
+def test_int_literal_minus_zero_is_positive_zero_but_float_minus_zero_is_negative():
+    plus = program("%a = CONST f32 -0", "%o = SINK void %a").sink.src[0].arg
+    minus = program("%a = CONST f32 -0.0", "%o = SINK void %a").sink.src[0].arg
+    assert math.copysign(1, plus) == 1 and math.copysign(1, minus) == -1
+
+
+def test_nan_literal():
+    assert math.isnan(program("%a = CONST f32 nan", "%o = SINK void %a").sink.src[0].arg)
+
+
+def test_identical_statements_and_equal_values_denote_one_uop():
+    p = program(
+        "%a = CONST i32 16", "%b = CONST i32 0x10", "%c = CONST f32 1.5", "%d = CONST f32 1.50",
+        "%o = SINK void %a %b %c %d",
+    )  # fmt: skip
+    a, b, c, d = p.sink.src
+    assert a is b and c is d
+
+
+def test_zero_and_minus_zero_are_different_uops():
+    a, b = program("%a = CONST f32 0.0", "%b = CONST f32 -0.0", "%o = SINK void %a %b").sink.src
+    assert a is not b
+
+
+def test_tuples_and_words():
+    assert parse_argument("(5)", 1) == (5,)
+    assert parse_argument("((1, 3))", 1) == ((1, 3),)
+    assert parse_argument("(1, 2,)", 1) == (1, 2)
+    assert parse_argument("()", 1) == ()
+    assert parse_argument("(ADD, (0, 1))", 1) == (Op.ADD, (0, 1))
+    assert parse_argument("true", 1) is True
+    assert parse_argument("-1.5", 1) == FloatLiteral(Fraction(3, 2), negative=True)
+
+
+def test_shaped_types_and_float_tuples():
+    p = program("%a = CONST f32[2,2] (1, 0.5, -0.0, inf)", "%o = SINK void %a")
+    const = p.sink.src[0]
+    assert const.type == Type(f32, (2, 2))
+    assert const.arg[:2] == (1.0, 0.5) and math.copysign(1, const.arg[2]) == -1
+
+
+def test_dead_statements_parse_but_stay_out_of_the_graph():
+    p = program("%dead = CONST i32 99999999999", "%a = CONST i32 1", "%o = SINK void %a")
+    assert len(p.sink.toposort()) == 2
+
+
+@pytest.mark.parametrize(
+    ("lines", "line", "words"),
+    [
+        (["%a = FOO i32 1", "%o = SINK void %a"], 1, "unknown op 'FOO'"),
+        (["%a = add i32 1", "%o = SINK void %a"], 1, "unknown op 'add'"),
+        (["%a = CONST i33 1", "%o = SINK void %a"], 1, "bad type 'i33'"),
+        (["%a = CONST i32[0] (1)", "%o = SINK void %a"], 1, "at least 1"),
+        (["%a = CONST f32[2, 3] 1", "%o = SINK void %a"], 1, "bad type"),
+        (["%a = CONST i32 1.2.3", "%o = SINK void %a"], 1, "bad literal '1.2.3'"),
+        (["%a = CONST f32 0X1p1", "%o = SINK void %a"], 1, "bad literal"),
+        (["%a = CONST f32 0x1P1", "%o = SINK void %a"], 1, "bad literal"),
+        (["%a = CONST i32 1 2", "%o = SINK void %a"], 1, "unexpected '2'"),
+        (["%a = CONST i32 1 %a", "%o = SINK void %a"], 1, "unexpected '%a'"),
+        (["%a CONST i32 1", "%o = SINK void %a"], 1, "expected '='"),
+        (["a = CONST i32 1", "%o = SINK void %a"], 1, "expected a name"),
+        (["%a = CONST i32 1", "%o = SINK void %b"], 2, "undefined name %b"),
+        (["%o = SINK void %a", "%a = CONST i32 1"], 1, "SINK must be the last"),
+        (["%b = NEG i32 %a", "%a = CONST i32 1", "%o = SINK void %b"], 1, "before its definition"),
+        (["%a = CONST i32 1", "%a = CONST i32 1", "%o = SINK void %a"], 2, "already defined"),
+        (["%a = CONST i32 1"], 1, "no SINK"),
+        (["%a = CONST i32 1", "%o = SINK void %a", "%p = SINK void %a"], 3, "second SINK"),
+        (["%a = CONST i32 (1", "%o = SINK void %a"], 1, "unclosed"),
+        (["%a = CONST i32 1)", "%o = SINK void %a"], 1, "unexpected ')'"),
+        (["%a = CONST i32 )", "%o = SINK void %a"], 1, "unbalanced"),
+        (["%a = CONST i32 (1 2)", "%o = SINK void %a"], 1, "missing ','"),
+        (["%a = CONST i32 (,)", "%o = SINK void %a"], 1, "unexpected ','"),
+        (["%a = CONST i32 FOO", "%o = SINK void %a"], 1, "unknown word 'FOO'"),
+        (["%a = ADD i32 %x, %y", "%o = SINK void %a"], 1, "bad name '%x,'"),
+        (["%dead = BAD i32", "%a = CONST i32 1", "%o = SINK void %a"], 1, "unknown op"),
+        (["%a =", "%o = SINK void %a"], 1, "expected an op"),
+        (["%a = CONST", "%o = SINK void %a"], 1, "expected a type"),
+    ],
+)
+def test_each_parse_error_names_its_line(lines, line, words):
+    error = parse_error(*lines)
+    assert error.line == line
+    assert words in error.message
+    assert error.exit_code == 2
+    assert error.render("t.uir").startswith(f"t.uir:{line}: error: ")
+
+
+def test_an_empty_file_is_a_parse_error():
+    with pytest.raises(ParseError):
+        parse("# only a comment\n\n", "t.uir")
+
+
+def test_types_of_parsed_consts():
+    a, b = program("%a = CONST i32 1", "%b = CONST f32 1", "%o = SINK void %a %b").sink.src
+    assert (a.type, b.type, a.dtype, b.dtype) == (I32, F32, i32, f32)
