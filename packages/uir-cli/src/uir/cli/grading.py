@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import os
 import shlex
 import sys
 import time
@@ -12,6 +14,7 @@ from pathlib import Path
 from uir.core.errors import UsageError
 
 from . import grading_commands, mutants, report
+from .forkserver import ForkServer
 from .harness import (
     Compiler,
     reference_compiler,
@@ -67,10 +70,14 @@ def test(args: argparse.Namespace) -> int:
     limits = limits_from(args)
     progress = report.Progress(sys.stderr, len(tests))
     began = time.monotonic()
-    try:
+    with contextlib.ExitStack() as stack:
+        if args.fork_server:
+            if args.compiler is not None:
+                raise UsageError("--fork-server runs this installation; it takes no --compiler")
+            server = stack.enter_context(ForkServer(pythonpath=os.environ.get("PYTHONPATH", "")))
+            compiler = Compiler(("uir",), compiler.run_args, None, server)
+        stack.callback(progress.finish)
         results = run_tests(tests, compiler, limits, args.jobs, progress.update)
-    finally:
-        progress.finish()
     duration = time.monotonic() - began
     failures = [r for r in results if not r.passed]
     text = [report.failure_details(r) for r in failures]

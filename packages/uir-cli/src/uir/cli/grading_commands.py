@@ -117,6 +117,12 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
         help="the compiler under test, run as 'CMD run FILE' (default: this installation)",
     )
     add_run_options(test)
+    test.add_argument(
+        "--fork-server",
+        action="store_true",
+        help="fork each run of this installation from a preloaded Python instead of starting "
+        "`python -m uir.cli.main` (several times faster; the same verdicts)",
+    )
     test.add_argument("--json", metavar="FILE", help="also write the JSON report to FILE")
     test.set_defaults(handler=test_command)
 

@@ -113,8 +113,6 @@ def parse_test(text: str, path: str) -> TestFile:
     if exit_code != 0 and expected:
         # uir.md section 11: on any error nothing is printed to standard output.
         raise TestFileError(f"a test expecting exit {exit_code} expects no '# expect:' lines")
-    if not any(_comment_body(line) is None for line in lines):
-        raise TestFileError("the file holds no statement")
     return TestFile(path, tuple(expected), exit_code, tolerance, "\n".join(program))
 
 
