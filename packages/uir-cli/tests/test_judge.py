@@ -17,6 +17,16 @@ def _exited(stdout: bytes, code: int = 0) -> Outcome:
     return Outcome(Status.EXITED, code, None, stdout, b"", 0.1)
 
 
+def test_output_must_match_byte_for_byte() -> None:
+    test = parse_test("# expect: 1 2\n# expect: 3\n" + PROGRAM, "t")
+    assert judge(test, _exited(b"1 2\n3\n")).verdict is Verdict.PASS
+    missing_newline = judge(test, _exited(b"1 2\n3"))
+    assert missing_newline.verdict is Verdict.FAIL
+    assert "line feed" in missing_newline.detail
+    assert judge(test, _exited(b"1 2\r\n3\r\n")).verdict is Verdict.FAIL
+    assert judge(test, _exited(b"1 2\n3\n\n")).verdict is Verdict.FAIL
+
+
 def test_a_final_newline_ends_the_last_line() -> None:
     assert output_lines(b"1\n2\n") == ("1", "2")
     assert output_lines(b"1\n2") == ("1", "2")
@@ -45,11 +55,13 @@ def test_without_a_tolerance_lines_compare_exactly() -> None:
         ("nan", "1", 2, False),
         ("1", "nan", 2, False),
         ("inf", "inf", 2, True),
-        ("inf", "3.40282347e+38", 2, False),  # the largest finite f32 is not within reach of inf
+        ("inf", "3.40282347e+38", 1, True),  # the largest finite f32 and inf are neighbours
+        ("inf", "3.40282347e+38", 0, False),
         ("-inf", "inf", 2, False),
-        ("0", "-0", 1, True),  # -0 sits one step below +0 in the order of bit patterns
-        ("0", "-0", 0, False),
+        ("0", "-0", 0, True),  # -0 and +0 share one place
         ("0", "1.40129846e-45", 1, True),  # the smallest subnormal
+        ("-1.40129846e-45", "1.40129846e-45", 1, False),  # two places apart
+        ("-1.40129846e-45", "1.40129846e-45", 2, True),
         ("true", "true", 2, True),
         ("true", "false", 2, False),
         ("1", "1_0", 100, False),  # Python's float() spellings are not outputs

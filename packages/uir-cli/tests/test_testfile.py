@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from uir.cli.testfile import TestFileError, collect_tests, parse_test
+from uir.cli.testfile import TestFileError, collect_tests, parse_test, read_test
 
 PROGRAM = "%a = CONST i32 5\n%out = SINK void %a\n"
 
@@ -47,24 +47,39 @@ def test_an_only_comments_file_is_a_test_of_a_parse_error() -> None:
 
 
 @pytest.mark.parametrize(
-    "text",
-    [
-        "# expect 5\n",  # no colon
-        "# expected: 5\n",
-        "# Expect: 5\n",
-        "# expect-exit: three\n",
-        "# tolerance: 2\n",  # no unit
-        "# tolerance: 2 ulps\n",
-    ],
+    "text", ["# expect-exit: three\n", "# tolerance: 2\n", "# tolerance: 2 ulps\n"]
 )
-def test_a_misspelt_directive_is_an_error_not_a_comment(text: str) -> None:
+def test_a_malformed_directive_is_an_error_not_a_comment(text: str) -> None:
     with pytest.raises(TestFileError, match="malformed directive"):
         parse_test(text + PROGRAM, "t")
 
 
-def test_a_directive_after_the_first_statement_is_an_error() -> None:
-    with pytest.raises(TestFileError, match="after the first statement"):
-        parse_test("%a = CONST i32 5\n# expect: 5\n%out = SINK void %a\n", "t")
+@pytest.mark.parametrize("text", ["# expect 5\n", "# expected: 5\n", "# Expect: 5\n"])
+def test_comments_that_are_not_directive_shaped_are_free_text(text: str) -> None:
+    test = parse_test(text + PROGRAM, "t")
+    assert test.expected_lines == ()
+    assert test.program == text + PROGRAM
+
+
+def test_directive_shaped_comments_after_the_first_statement_are_comments() -> None:
+    text = "# expect: 5\n%a = CONST i32 5\n# expect: 6\n%out = SINK void %a\n"
+    test = parse_test(text, "t")
+    assert test.expected_lines == ("5",)
+    assert test.program == "\n%a = CONST i32 5\n# expect: 6\n%out = SINK void %a\n"
+
+
+def test_crlf_lines_and_surrounding_blanks_are_not_part_of_the_text() -> None:
+    test = parse_test("#expect:\t1 2 \r\n# expect-exit: 0\r\n" + PROGRAM, "t")
+    assert test.expected_lines == ("1 2",)
+
+
+def test_bytes_that_are_not_utf8_reach_the_compiler_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.uir"
+    data = b"# expect-exit: 2\n%a = CONST i32 5 # caf\xe9\n%out = SINK void %a\n"
+    path.write_bytes(data)
+    test = read_test(str(path))
+    assert test.expected_exit == 2
+    assert test.program_bytes == data.replace(b"# expect-exit: 2", b"")
 
 
 def test_expect_lines_with_an_error_exit_are_contradictory() -> None:

@@ -127,7 +127,7 @@ def run_parsed_test(test: TestFile, compiler: Compiler, limits: Limits) -> TestR
     scratch = tempfile.mkdtemp(prefix="uir-test-")
     try:
         name = Path(test.path).name
-        Path(scratch, name).write_text(test.program, encoding="utf-8")
+        Path(scratch, name).write_bytes(test.program_bytes)
         env = dict(os.environ if compiler.env is None else compiler.env)
         env["TMPDIR"] = scratch  # the compiler's temporary files go where they are cleaned up
         argv = [*compiler.argv, *compiler.run_args, name]

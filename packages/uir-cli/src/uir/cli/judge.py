@@ -1,7 +1,8 @@
 """Judging one run against its test: the verdicts of spec/grading.md.
 
-Standard output is compared line by line, exactly, except that a test declaring `# tolerance: N ulp`
-lets each float on a line differ from the expected one by up to N f32 units in the last place.
+Standard output must equal the expected lines, each ended by a line feed, byte for byte
+(spec/uir-week1.md section 12). A test declaring `# tolerance: N ulp` instead compares line by line
+and token by token, each pair of tokens as f32 values at most N ulp apart.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class Judgement:
 
 
 def output_lines(stdout: bytes) -> tuple[str, ...]:
-    """Standard output as lines; a final newline ends the last line rather than starting one."""
+    """Standard output as lines; a final line feed ends the last line rather than starting one."""
     text = stdout.decode("utf-8", errors="replace")
     if not text:
         return ()
@@ -46,6 +47,10 @@ def output_lines(stdout: bytes) -> tuple[str, ...]:
     if lines[-1] == "":
         lines.pop()
     return tuple(lines)
+
+
+def expected_output(lines: tuple[str, ...]) -> bytes:
+    return "".join(line + "\n" for line in lines).encode("utf-8")
 
 
 def _f32_bits(token: str) -> int | None:
@@ -62,26 +67,24 @@ def _f32_bits(token: str) -> int | None:
         return None
 
 
-def _ordered(bits: int) -> int:
-    """f32 bit patterns mapped to integers in the order of their values, -0 just below +0."""
-    return bits if bits < 0x80000000 else 0x7FFFFFFF - bits
+def _position(bits: int) -> int:
+    """The place of an f32 in the ordered sequence of all non-NaN f32 values, -0 and +0 sharing
+    one (spec/uir-week1.md section 12): the largest finite value and inf are neighbours."""
+    magnitude = bits & 0x7FFFFFFF
+    return -magnitude if bits >> 31 else magnitude
 
 
 def tokens_match(expected: str, actual: str, ulps: int) -> bool:
-    """One whitespace-separated token: equal text, or floats at most `ulps` f32 ulps apart.
+    """One space-separated token: equal text, or f32 values at most `ulps` positions apart.
 
-    `nan` matches only `nan` and an infinity only itself; tokens that are not floats (bools)
-    must be equal.
+    `nan` matches only `nan`; tokens that are not f32 outputs (bools) must be equal.
     """
     if expected == actual:
         return True
     a, b = _f32_bits(expected), _f32_bits(actual)
     if a is None or b is None:
         return False
-    infinite = {0x7F800000, 0xFF800000}
-    if a in infinite or b in infinite:
-        return False
-    return abs(_ordered(a) - _ordered(b)) <= ulps
+    return abs(_position(a) - _position(b)) <= ulps
 
 
 def lines_match(expected: str, actual: str, ulps: int | None) -> bool:
@@ -131,9 +134,16 @@ def judge(test: TestFile, outcome: Outcome) -> Judgement:
     if outcome.exit_code != test.expected_exit:
         detail = f"exit code {outcome.exit_code}, expected {test.expected_exit}"
         return Judgement(Verdict.WRONG_EXIT, detail, actual)
+    if test.tolerance_ulp is None and outcome.stdout == expected_output(test.expected_lines):
+        return Judgement(Verdict.PASS, "", actual)
     index = first_difference(test.expected_lines, actual, test.tolerance_ulp)
     if index is None:
-        return Judgement(Verdict.PASS, "", actual)
+        if outcome.stdout and not outcome.stdout.endswith(b"\n"):
+            return Judgement(Verdict.FAIL, "the last line does not end with a line feed", actual)
+        if test.tolerance_ulp is not None:
+            return Judgement(Verdict.PASS, "", actual)
+        # Equal lines, unequal bytes: what differs is invisible once split into lines.
+        return Judgement(Verdict.FAIL, "the output differs in bytes the lines do not show", actual)
     want = test.expected_lines[index] if index < len(test.expected_lines) else "(no line)"
     got = actual[index] if index < len(actual) else "(no line)"
     return Judgement(Verdict.FAIL, f"line {index + 1}: expected {want!r}, got {got!r}", actual)

@@ -235,7 +235,11 @@ def run_mutants(
         return run
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
     with _scratch() as scratch:
-        planting = _Planting(root, scratch, mutants, fork)
+        # Every copy is made from one snapshot, so that editing the sources during a long run
+        # cannot make some bugs run on other code than the others.
+        snapshot = scratch / "sources"
+        copy_sources(root, snapshot)
+        planting = _Planting(snapshot, scratch, mutants, fork)
         upcoming = planting.prepare(None)
         copy: _Copy | None = None
         try:

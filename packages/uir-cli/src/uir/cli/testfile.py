@@ -1,14 +1,17 @@
-"""Test files (uir.md section 12): the directives of the leading comment block, and the program a
-compiler under test is given, which has those directives removed.
+"""Test files (uir.md section 12, spec/uir-week1.md section 12): the directives of the leading
+comment block, and the program a compiler under test is given, which has those directives removed.
 
-A test file is a `.uir` program whose leading block of comment (and blank) lines may hold:
+The leading comment block is the run of comment and blank lines before the first statement. In
+it, these lines are directives:
 
     # expect: TEXT          one expected line of standard output, in order
     # expect-exit: N        the expected exit code (default 0)
-    # tolerance: N ulp      float outputs may differ by N units in the last place of f32
+    # tolerance: N ulp      float outputs may differ by N ulp of f32
 
-Any comment of the leading block whose first word starts with `expect` or `tolerance` must be one of
-these: a misspelt directive would otherwise silently turn into a comment and weaken the test.
+Other comments are free text, and directive-shaped comments after the first statement are
+ordinary comments. One strictness of the grader's own: a comment of the leading block that starts
+with `expect:`, `expect-exit:` or `tolerance:` must be a well-formed directive, since a typo there
+would otherwise silently weaken the test.
 """
 
 from __future__ import annotations
@@ -18,11 +21,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-EXPECT = re.compile(r"expect:\s*(.*)")
-EXPECT_EXIT = re.compile(r"expect-exit:\s*(\d+)")
-TOLERANCE = re.compile(r"tolerance:\s*(\d+)\s+ulp")
-# The first word of a comment that is meant to be a directive (or is a misspelt one).
-DIRECTIVE_WORD = re.compile(r"(expect|tolerance)\S*", re.IGNORECASE)
+EXPECT = re.compile(r"expect:(.*)")
+EXPECT_EXIT = re.compile(r"expect-exit:[ \t]*(\d+)")
+TOLERANCE = re.compile(r"tolerance:[ \t]*(\d+)[ \t]+ulp")
+# The start of a comment that is meant to be a directive.
+DIRECTIVE_WORD = re.compile(r"(?:expect|expect-exit|tolerance):")
 # Exit codes a test may expect (uir.md section 11).
 EXIT_CODES = (0, 1, 2, 3, 4)
 
@@ -57,15 +60,20 @@ class TestFile:
     def name(self) -> str:
         return Path(self.path).stem
 
+    @property
+    def program_bytes(self) -> bytes:
+        """The program as the compiler gets it, any bytes that are not UTF-8 included."""
+        return self.program.encode("utf-8", errors="surrogateescape")
+
 
 def _comment_body(line: str) -> str | None:
-    """The text after `#` of a comment-only line; None for a line that holds a statement."""
-    stripped = line.strip()
-    if not stripped:
-        return ""
-    if stripped.startswith("#"):
-        return stripped[1:].strip()
-    return None
+    """The text after `#` of a line without a statement (empty for a blank line), None for a line
+    that holds a statement. Lines are split as the parser splits them: at LF, a CR before it
+    dropped, blanks being spaces and tabs."""
+    code, hash_, comment = line.removesuffix("\r").partition("#")
+    if code.strip(" \t"):
+        return None
+    return comment.strip(" \t") if hash_ else ""
 
 
 def parse_test(text: str, path: str) -> TestFile:
@@ -81,17 +89,10 @@ def parse_test(text: str, path: str) -> TestFile:
         if body is None:
             leading = False
             continue
-        word = DIRECTIVE_WORD.match(body)
-        if word is None:
-            continue
-        if not leading:
-            raise TestFileError(
-                "a directive after the first statement: directives belong to the leading "
-                "comment block",
-                number,
-            )
+        if not leading or DIRECTIVE_WORD.match(body) is None:
+            continue  # free text
         if match := EXPECT.fullmatch(body):
-            expected.append(match.group(1).strip())
+            expected.append(match.group(1).strip(" \t"))
         elif match := EXPECT_EXIT.fullmatch(body):
             if expected_exit is not None:
                 raise TestFileError("a second '# expect-exit:'", number)
@@ -117,16 +118,16 @@ def parse_test(text: str, path: str) -> TestFile:
 
 
 def read_test(path: str) -> TestFile:
-    """Read and parse one test file; unreadable or non-UTF-8 files are TestFileErrors too."""
+    """Read and parse one test file; an unreadable file is a TestFileError too.
+
+    Bytes that are not UTF-8 are kept as they are (a test may check that they are rejected):
+    `program_bytes` gives them back.
+    """
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise TestFileError(f"cannot read the test: {exc.strerror or exc}") from exc
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise TestFileError("the test file is not valid UTF-8") from exc
-    return parse_test(text, path)
+    return parse_test(data.decode("utf-8", errors="surrogateescape"), path)
 
 
 def collect_tests(paths: Iterable[str]) -> list[str]:
