@@ -123,6 +123,7 @@ def test_a_plugin_module_named_with_p_adds_its_pass(tmp_path, monkeypatch, capsy
 
 def test_an_unimportable_plugin_is_a_usage_error(tmp_path, capsys):
     assert main(["run", "-p", "no_such_module_xyz", write(tmp_path, ADD)]) == 1
+    assert main(["-p", "no_such_module_xyz", "run", write(tmp_path, ADD)]) == 1
     assert "cannot import plugin module 'no_such_module_xyz'" in capsys.readouterr().err
 
 

@@ -231,5 +231,18 @@ def test_literal_double_rounding_case_prints_the_correct_f32():
     assert run(f"%a = CONST f32 {decimal}\n%o = SINK void %a\n") == ["1.00000012"]
 
 
+def test_a_scalar_bitcast_stays_a_scalar_and_can_index():
+    text = """
+%one = CONST f32 1.4e-45
+%k = BITCAST i32 %one
+%m = CONST i32 1
+%j = AND i32 %k %m
+%v = CONST i32[2] (10, 20)
+%e = INDEX i32 %v %j
+%o = SINK void %e
+"""
+    assert run(text) == ["20"]  # 1.4e-45 is the smallest subnormal: bit pattern 1
+
+
 def test_empty_sink_prints_nothing():
     assert run("%o = SINK void\n") == []

@@ -149,6 +149,27 @@ def test_each_parse_error_names_its_line(lines, line, words):
     assert error.render("t.uir").startswith(f"t.uir:{line}: error: ")
 
 
+def test_huge_exponents_round_at_once_instead_of_taking_forever():
+    p = program(
+        "%a = CONST f32 1e100000000", "%b = CONST f64 -0x1p-999999999999",
+        "%c = CONST f64 0.000001e-320", "%o = SINK void %a %b %c",
+    )  # fmt: skip
+    a, b, c = (s.arg for s in p.sink.src)
+    assert a == math.inf and b == 0.0 and math.copysign(1, b) == -1
+    assert c == 0.0  # 1e-326 is below half the smallest f64 subnormal (4.9e-324)
+
+
+def test_lines_end_at_line_feeds_only():
+    # A form feed inside a comment is part of the comment, not a line break.
+    p = program("%a = CONST i32 1 # a\x0cb", "%b = CONST i32 2\r", "%o = SINK void %a %b")
+    assert [p.lines[s] for s in p.sink.src] == [1, 2]
+
+
+def test_blanks_are_spaces_and_tabs_only():
+    error = parse_error("%a = CONST\u00a0i32 1", "%o = SINK void %a")
+    assert error.line == 1 and "unexpected character" in error.message
+
+
 def test_an_empty_file_is_a_parse_error():
     with pytest.raises(ParseError):
         parse("# only a comment\n\n", "t.uir")

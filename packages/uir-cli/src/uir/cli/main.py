@@ -21,21 +21,27 @@ class _Parser(argparse.ArgumentParser):
 COMMAND_MODULES = (program_commands, plugins_command, grading_commands)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    common = _Parser(add_help=False)
-    common.add_argument(
+def _plugin_option(parser: argparse.ArgumentParser, dest: str) -> None:
+    parser.add_argument(
         "-p",
-        dest="plugin_modules",
+        dest=dest,
         action="append",
         default=[],
         metavar="MODULE",
         help="load a plugin module by import name (repeatable), as pytest's -p does",
     )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    # `-p` may come before or after the command; the two lists live apart and main joins them,
+    # since a subcommand's defaults would otherwise overwrite what came before it.
+    common = _Parser(add_help=False)
+    _plugin_option(common, "plugin_modules")
     parser = _Parser(
         prog="uir",
         description="UIR, the reference ML compiler: run, inspect and grade .uir programs.",
-        parents=[common],
     )
+    _plugin_option(parser, "leading_plugin_modules")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
     for module in COMMAND_MODULES:
@@ -49,6 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     where = "uir"
     try:
         args = parser.parse_args(argv)
+        args.plugin_modules = args.leading_plugin_modules + args.plugin_modules
         where = getattr(args, "file", None) or "uir"
         if where == "-":
             where = "<stdin>"

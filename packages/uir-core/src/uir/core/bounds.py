@@ -218,3 +218,92 @@ def vmin(uop: UOp) -> int:
 
 def vmax(uop: UOp) -> int:
     return bounds(uop)[1]
+
+
+# Gated accesses (uir.md section 6.4): a gate's conjuncts that compare an int UOp with a constant
+# bound that UOp where the gate holds, as (lowest, highest) given the constant on the right or left.
+_NARROW_RIGHT: dict[Op, Callable[[int], tuple[int | None, int | None]]] = {
+    Op.CMPLT: lambda c: (None, c - 1),  # x < c
+    Op.CMPLE: lambda c: (None, c),  # x <= c
+    Op.CMPEQ: lambda c: (c, c),  # x == c
+}
+_NARROW_LEFT: dict[Op, Callable[[int], tuple[int | None, int | None]]] = {
+    Op.CMPLT: lambda c: (c + 1, None),  # c < x
+    Op.CMPLE: lambda c: (c, None),  # c <= x
+    Op.CMPEQ: lambda c: (c, c),  # c == x
+}
+
+
+def _conjuncts(gate: UOp) -> list[UOp]:
+    """The leaves of the AND tree at the top of a bool gate."""
+    leaves, stack, seen = [], [gate], set()
+    while stack:
+        g = stack.pop()
+        if g in seen:
+            continue
+        seen.add(g)
+        if g.op is Op.AND and g.dtype.is_bool:
+            stack.extend(g.src)
+        else:
+            leaves.append(g)
+    return leaves
+
+
+def gate_facts(gate: UOp) -> dict[UOp, Interval] | None:
+    """The bounds that hold for int UOps wherever `gate` is true; None when it is never true."""
+    if bounds(gate) == (0, 0):
+        return None
+    facts: dict[UOp, Interval] = {}
+    for leaf in _conjuncts(gate):
+        if leaf.op not in _NARROW_RIGHT or not leaf.src[0].dtype.is_int:
+            continue
+        a, b = leaf.src
+        right, left = _constant(bounds(b)), _constant(bounds(a))
+        if right is not None:
+            x, (lo, hi) = a, _NARROW_RIGHT[leaf.op](right)
+        elif left is not None:
+            x, (lo, hi) = b, _NARROW_LEFT[leaf.op](left)
+        else:
+            continue
+        known_lo, known_hi = facts.get(x, bounds(x))
+        lo = known_lo if lo is None else max(known_lo, lo)
+        hi = known_hi if hi is None else min(known_hi, hi)
+        if lo > hi:
+            return None  # this conjunct contradicts the bounds of x, or another conjunct
+        facts[x] = (lo, hi)
+    return facts
+
+
+def gated_bounds(uop: UOp, gate: UOp) -> Interval | None:
+    """The bounds of `uop` where `gate` holds, or None when the gate never holds.
+
+    The UOps the gate bounds are narrowed and every rule above them recomputed in a local table:
+    the per-UOp cache keeps the ungated bounds, which hold everywhere.
+    """
+    facts = gate_facts(gate)
+    if facts is None:
+        return None
+    if not facts:
+        return bounds(uop)
+    local: dict[UOp, Interval] = {}
+    stack: list[tuple[UOp, bool]] = [(uop, False)]
+    while stack:
+        node, ready = stack.pop()
+        if node in local:
+            continue
+        # Only ops with a rule read their sources' bounds; below anything else nothing changes.
+        reads_sources = node.op in RULES and bool(node.src)
+        if not ready and reads_sources:
+            stack.append((node, True))
+            stack.extend((s, False) for s in node.src if s not in local)
+            continue
+        lo, hi = bounds(node)
+        if reads_sources:
+            new_lo, new_hi = _compute(node, [local[s] for s in node.src])
+            lo, hi = max(lo, new_lo), min(hi, new_hi)
+        if node in facts:
+            lo, hi = max(lo, facts[node][0]), min(hi, facts[node][1])
+        if lo > hi:
+            return None  # the gate contradicts what every value of `node` satisfies
+        local[node] = (lo, hi)
+    return local[uop]

@@ -3,56 +3,150 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
 from .calls import inline_calls
 from .errors import BackendError
+from .memory import buffer_of
 from .ops import ALU, Op
 from .plugins import Backend, hookimpl
+from .schedule import schedule
 from .semantics import apply
 from .uop import UOp
 
-Values = dict[UOp, np.ndarray]
+
+@dataclass(frozen=True)
+class Window:
+    """A memory reference at run time: `size` elements of `buffer` from `begin` on."""
+
+    buffer: UOp
+    begin: int
+    size: int
 
 
-def _const(uop: UOp, values: Values) -> np.ndarray:
+@dataclass(frozen=True)
+class Place:
+    """An INDEX of memory at run time: one element of `buffer`, or None where the gate is false."""
+
+    buffer: UOp
+    at: int | None
+
+
+Value = np.ndarray | Window | Place | None
+Values = dict[UOp, Value]
+Memory = dict[UOp, np.ndarray]  # each BUFFER and LOCAL -> its current contents
+
+
+def _const(uop: UOp, values: Values, memory: Memory) -> np.ndarray:
     return np.array(uop.arg, dtype=uop.dtype.storage).reshape(uop.type.shape)
 
 
-def _alu(uop: UOp, values: Values) -> np.ndarray:
+def _alu(uop: UOp, values: Values, memory: Memory) -> np.ndarray:
     srcs = [values[s] for s in uop.src]
     return apply(uop.op, uop.dtype, srcs, [s.dtype for s in uop.src])
 
 
-def _stack(uop: UOp, values: Values) -> np.ndarray:
+def _stack(uop: UOp, values: Values, memory: Memory) -> np.ndarray:
     return np.stack([values[s] for s in uop.src]).astype(uop.dtype.storage)
 
 
-def _index(uop: UOp, values: Values) -> np.ndarray:
-    return np.asarray(values[uop.src[0]][int(values[uop.src[1]])])
+def _index(uop: UOp, values: Values, memory: Memory) -> Value:
+    source, i = values[uop.src[0]], int(values[uop.src[1]])
+    if not isinstance(source, Window):
+        return np.asarray(source[i])
+    if len(uop.src) == 3 and not bool(values[uop.src[2]]):
+        return Place(source.buffer, None)  # gated off: the place is never touched
+    return Place(source.buffer, source.begin + i)
 
 
-EVALUATE: dict[Op, Callable[[UOp, Values], np.ndarray]] = {
+def _buffer(uop: UOp, values: Values, memory: Memory) -> Window:
+    # Contents live in `memory`, set up before the run; a version is the whole buffer.
+    return Window(uop, 0, uop.type.shape[0])
+
+
+def _shrink(uop: UOp, values: Values, memory: Memory) -> Window:
+    outer = values[uop.src[0]]
+    assert isinstance(outer, Window)
+    return Window(outer.buffer, outer.begin + uop.arg[0][0], uop.type.shape[0])
+
+
+def _after(uop: UOp, values: Values, memory: Memory) -> Window:
+    # The deps have run already (the schedule puts them first), so the version is just the buffer.
+    return Window(buffer_of(uop), 0, uop.type.shape[0])
+
+
+def _load(uop: UOp, values: Values, memory: Memory) -> np.ndarray:
+    place = values[uop.src[0]]
+    assert isinstance(place, Place)
+    if place.at is None:
+        return np.zeros((), dtype=uop.dtype.storage)  # a gated-off load yields zero (+0.0)
+    return np.array(memory[place.buffer][place.at])
+
+
+def _store(uop: UOp, values: Values, memory: Memory) -> None:
+    place = values[uop.src[0]]
+    assert isinstance(place, Place)
+    if place.at is not None:
+        memory[place.buffer][place.at] = values[uop.src[1]]
+
+
+EVALUATE: dict[Op, Callable[[UOp, Values, Memory], Value]] = {
     Op.CONST: _const,
     Op.STACK: _stack,
     Op.INDEX: _index,
+    Op.BUFFER: _buffer,
+    Op.LOCAL: _buffer,
+    Op.SHRINK: _shrink,
+    Op.AFTER: _after,
+    Op.LOAD: _load,
+    Op.STORE: _store,
     **{op: _alu for op in ALU},
 }
 
 
-def evaluate(sink: UOp) -> list[np.ndarray]:
-    """The value of each SINK source of a verified program, in order."""
+def initial_memory(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None) -> Memory:
+    """Every buffer's starting contents: `inputs[slot]`, else its CONST, else zeros (LOCALs)."""
+    inputs = inputs or {}
+    memory: Memory = {}
+    for uop in sink.toposort(bodies=False):
+        if uop.op not in (Op.BUFFER, Op.LOCAL):
+            continue
+        storage, size = uop.dtype.storage, uop.type.shape[0]
+        if uop.op is Op.BUFFER and uop.arg in inputs:
+            given = np.asarray(inputs[uop.arg])
+            if given.size != size:
+                raise BackendError(f"input {uop.arg} has {given.size} elements, not {size}")
+            memory[uop] = np.array(given, dtype=storage).reshape(size)
+        elif uop.src:
+            memory[uop] = np.array(uop.src[0].arg, dtype=storage).reshape(size)
+        else:
+            memory[uop] = np.zeros(size, dtype=storage)
+    return memory
+
+
+def _output(value: Value, memory: Memory) -> np.ndarray:
+    if isinstance(value, Window):
+        return memory[value.buffer][value.begin : value.begin + value.size].copy()
+    assert isinstance(value, np.ndarray)
+    return value
+
+
+def evaluate(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None) -> list[np.ndarray]:
+    """The value of each SINK source of a verified program, in order; a memory reference gives
+    its contents when the program ends. `inputs` replaces global buffers' contents by slot."""
     values: Values = {}
     flat = inline_calls(sink)
-    for uop in flat.toposort():
+    memory = initial_memory(flat, inputs)
+    for uop in schedule(flat):
         if uop.op is Op.SINK:
             continue
         run = EVALUATE.get(uop.op)
         if run is None:
             raise BackendError(f"the interpreter cannot run {uop.op}")
-        values[uop] = run(uop, values)
-    return [values[s] for s in flat.src]
+        values[uop] = run(uop, values, memory)
+    return [_output(values[s], memory) for s in flat.src]
 
 
 class _Interpreted:
@@ -60,7 +154,7 @@ class _Interpreted:
         self.sink = sink
 
     def run(self, inputs: Mapping[int, np.ndarray] | None = None) -> list[np.ndarray]:
-        return evaluate(self.sink)
+        return evaluate(self.sink, inputs)
 
 
 class Interpreter:

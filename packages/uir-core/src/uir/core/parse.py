@@ -24,7 +24,9 @@ TYPE = re.compile(r"([a-z0-9]+)(?:\[(\d+(?:,\d+)*)\])?")
 INT = re.compile(r"-?(?:0x[0-9A-Fa-f]+|\d+)")
 DECIMAL = re.compile(r"-?(?:\d+\.\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)")
 HEXFLOAT = re.compile(r"(-?)0x([0-9A-Fa-f]+)(?:\.([0-9A-Fa-f]*))?p([+-]?\d+)")
-ARG_TOKEN = re.compile(r"\s*(\(|\)|,|[^\s(),]+)")
+ARG_TOKEN = re.compile(r"[ \t]*(\(|\)|,|[^ \t(),]+)")
+BLANKS = re.compile(r"[ \t]+")
+BAD_SPACE = re.compile(r"[^\S \t]")  # whitespace other than space and tab
 MAX_NESTING = 64
 
 
@@ -80,6 +82,18 @@ class _Statement:
     arg: Any
 
 
+def _clamp_exponent(exponent: int, digits: int) -> int:
+    """An exponent moved in from beyond every dtype's range, where its value would take forever.
+
+    With at most `digits` digits, a mantissa lies within a factor 2**(4 * digits) of 1, so an
+    exponent (of 10 or 2) beyond 1100 + 4 * digits already overflows to inf, or rounds to zero, in
+    every dtype (f64 ends near 2**1024, its subnormals near 2**-1075); pulling it in to that
+    limit keeps the rounded value of the literal, the one thing ever made of it.
+    """
+    limit = 1100 + 4 * digits
+    return max(-limit, min(limit, exponent))
+
+
 def parse_literal(text: str, line: int) -> Any:
     """One atom of an argument: an int, a FloatLiteral, a bool, or a WORD (an Op)."""
     if text in ("true", "false"):
@@ -90,7 +104,9 @@ def parse_literal(text: str, line: int) -> Any:
         value = int(digits[2:], 16) if digits.startswith("0x") else int(digits, 10)
         return -value if negative else value
     if DECIMAL.fullmatch(text):
-        return FloatLiteral(abs(Fraction(text)), text.startswith("-"))
+        mantissa, _, exp = text.lower().partition("e")
+        value = Fraction(mantissa) * Fraction(10) ** _clamp_exponent(int(exp or 0), len(text))
+        return FloatLiteral(abs(value), text.startswith("-"))
     if text in ("inf", "-inf", "nan"):
         return FloatLiteral(Fraction(0), text == "-inf", text.lstrip("-"))
     hexfloat = HEXFLOAT.fullmatch(text)
@@ -98,7 +114,8 @@ def parse_literal(text: str, line: int) -> Any:
         sign, whole, frac, exp = hexfloat.groups()
         frac = frac or ""
         mantissa = int(whole + frac, 16)
-        value = Fraction(mantissa) * Fraction(2) ** (int(exp) - 4 * len(frac))
+        exponent = _clamp_exponent(int(exp), 4 * len(text)) - 4 * len(frac)
+        value = Fraction(mantissa) * Fraction(2) ** exponent
         return FloatLiteral(value, sign == "-")
     if OP_NAME.fullmatch(text):
         if text in Op.__members__:
@@ -110,7 +127,7 @@ def parse_literal(text: str, line: int) -> Any:
 def parse_argument(text: str, line: int) -> Any:
     """ARG := literal | '(' ARG, ... ')' ; parentheses always make a tuple."""
     tokens = ARG_TOKEN.findall(text)
-    if "".join(tokens) != "".join(text.split()):
+    if "".join(tokens) != "".join(BLANKS.split(text)):
         raise ParseError(f"bad argument '{text.strip()}'", line)
     stack: list[list[Any]] = []  # the open tuples, innermost last
     result: Any = None
@@ -172,7 +189,10 @@ def const_value(arg: Any, type_: Type) -> Any:
 
 
 def _statement(text: str, line: int) -> _Statement:
-    words = text.split()
+    odd = BAD_SPACE.search(text)
+    if odd:
+        raise ParseError(f"unexpected character {odd.group()!r}: blanks are spaces and tabs", line)
+    words = BLANKS.split(text)
     if not NAME.fullmatch(words[0]):
         raise ParseError(f"expected a name like %x to start the statement, got '{words[0]}'", line)
     if len(words) < 2 or words[1] != "=":
@@ -198,8 +218,10 @@ def _statement(text: str, line: int) -> _Statement:
 def parse(text: str, path: str = "<input>") -> Program:
     """Parse a whole .uir file. Raises ParseError on anything the grammar rejects."""
     statements: list[_Statement] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        code = raw.split("#", 1)[0].strip()
+    # Lines end at LF alone (a CR before it is dropped): a form feed or U+2028 in a comment must
+    # not start a new line and shift every line number after it.
+    for number, raw in enumerate(text.split("\n"), start=1):
+        code = raw.removesuffix("\r").split("#", 1)[0].strip(" \t")
         if code:
             statements.append(_statement(code, number))
     if not statements:

@@ -137,7 +137,8 @@ def bitcast(x: Array, src: DType, out: DType) -> Array:
     if out.name == "bf16":
         bits = np.asarray(x).view(np.uint16).astype(np.uint32) << np.uint32(16)
         return bits.view(np.float32)
-    return np.ascontiguousarray(x).view(out.storage)
+    # ascontiguousarray makes a 0-d array 1-d: give the result the source's shape back.
+    return np.ascontiguousarray(x).view(out.storage).reshape(x.shape)
 
 
 _TABLE: dict[Op, Callable[..., Array]] = {

@@ -1,0 +1,81 @@
+"""What a UOp denotes in memory terms (uir.md section 6): a value, a memory reference, a place or an
+effect, and for memory references the buffer and the version they name.
+
+These are structural facts read off one UOp and its first sources, so the verifier, the scheduler,
+the interpreter and the backends all classify the same way.
+"""
+
+from __future__ import annotations
+
+import enum
+import weakref
+
+from .ops import Op
+from .uop import UOp
+
+
+class Kind(enum.Enum):
+    VALUE = "a value"
+    MEMORY = "a memory reference"  # a buffer version (BUFFER, LOCAL, AFTER) or a SHRINK window
+    PLACE = "an INDEX of memory"  # one element of a memory reference, for LOAD and STORE
+    EFFECT = "an effect"  # a STORE (END in week 3)
+
+
+# The ops that are buffer versions: INDEX names one of them through any SHRINK windows.
+VERSIONS = frozenset({Op.BUFFER, Op.LOCAL, Op.AFTER})
+# The ops that start a buffer: version 0.
+BUFFERS = frozenset({Op.BUFFER, Op.LOCAL})
+
+
+def kind(uop: UOp) -> Kind:
+    """The kind of thing `uop` denotes, from its op (and, for INDEX, its first source)."""
+    if uop.op in VERSIONS:
+        return Kind.MEMORY
+    if uop.op in (Op.SHRINK, Op.INDEX):
+        # A SHRINK or INDEX of a value is a value (a movement op, or an element of a vector);
+        # of memory, a window or a place. Walked without recursion: windows nest arbitrarily.
+        base = uop
+        while base.op is Op.SHRINK or base is uop:
+            if not base.src:
+                return Kind.VALUE
+            base = base.src[0]
+        if base.op not in VERSIONS:
+            return Kind.VALUE
+        return Kind.MEMORY if uop.op is Op.SHRINK else Kind.PLACE
+    if uop.op is Op.STORE:
+        return Kind.EFFECT
+    return Kind.VALUE
+
+
+def version_of(ref: UOp) -> UOp:
+    """The buffer version (BUFFER, LOCAL or AFTER) that a memory reference or place names."""
+    while ref.op in (Op.SHRINK, Op.INDEX, Op.STORE):
+        ref = ref.src[0]
+    return ref
+
+
+# Each AFTER -> its BUFFER or LOCAL. A chain of n versions would cost n steps per lookup, n^2 in
+# all; UOps are immutable, so the answer can be kept for as long as the UOp lives.
+_BUFFER_OF: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
+
+
+def buffer_of(ref: UOp) -> UOp:
+    """The BUFFER or LOCAL that a memory reference, place or STORE belongs to."""
+    version = version_of(ref)
+    chain = []
+    while version.op is Op.AFTER and version not in _BUFFER_OF:
+        chain.append(version)
+        version = version_of(version.src[0])
+    found = _BUFFER_OF.get(version, version)
+    for after in chain:
+        _BUFFER_OF[after] = found
+    return found
+
+
+def window_begin(ref: UOp) -> int:
+    """Where element 0 of a memory reference lies in its buffer: the SHRINK begins, summed."""
+    begin = 0
+    while ref.op is Op.SHRINK:
+        begin += ref.arg[0][0]
+        ref = ref.src[0]
+    return begin
