@@ -159,7 +159,7 @@ def test_a_compiler_that_is_not_executable_cannot_start(tmp_path: Path) -> None:
 
 def test_a_malformed_test_is_reported_without_running(tmp_path: Path) -> None:
     test = tmp_path / "typo.uir"
-    test.write_text("# expect 5\n%a = CONST i32 5\n%out = SINK void %a\n")
+    test.write_text("# tolerance: 2\n%a = CONST i32 5\n%out = SINK void %a\n")
     result = run_test(str(test), Compiler(("/nonexistent/uirc",)), QUICK)
     assert result.verdict is Verdict.BAD_TEST
     assert "malformed directive" in result.detail
