@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from uir.cli.forkserver import ForkServer
-from uir.cli.harness import Compiler, reference_compiler, run_test, run_tests
+from uir.cli.harness import Compiler, reference_compiler, run_test, run_tests, student_compiler
 from uir.cli.judge import Verdict
 from uir.cli.limits import Limits
 
@@ -187,3 +187,14 @@ def test_every_misbehaviour_in_one_run_gets_its_own_verdict(tmp_path: Path) -> N
         Verdict.WRONG_EXIT,
         Verdict.FAIL,
     ]
+
+
+def test_relative_paths_in_the_compiler_command_are_resolved_before_it_moves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "main.py").write_text("print(5)\n")
+    monkeypatch.chdir(tmp_path)
+    compiler = student_compiler("python3 main.py --flag")
+    assert compiler.argv[1:] == (str(tmp_path / "main.py"), "--flag")
+    assert Path(compiler.argv[0]).is_absolute()
+    assert run_test(ADD, compiler, QUICK).verdict is Verdict.PASS

@@ -84,12 +84,17 @@ def test(args: argparse.Namespace) -> int:
     text.append(report.summary_table(results, compiler.command, duration))
     print("\n".join(text))
     if args.json:
-        document = report.json_report(results, compiler.command, limits, args.jobs, duration)
-        try:
-            report.write_json(args.json, document)
-        except OSError as exc:
-            raise UsageError(f"cannot write {args.json}: {exc.strerror or exc}") from exc
+        _write(
+            args.json, report.json_report(results, compiler.command, limits, args.jobs, duration)
+        )
     return NOT_PASSED if failures else 0
+
+
+def _write(path: str, document: dict[str, object]) -> None:
+    try:
+        report.write_json(path, document)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 def _only(mutant_list: list[mutants.Mutant], names: list[str]) -> list[mutants.Mutant]:
@@ -128,9 +133,7 @@ def plant_and_run(args: argparse.Namespace) -> int:
     progress = report.Progress(sys.stderr, len(tests), "baseline ")
 
     def on_mutant(result: mutants.MutantResult) -> None:
-        if progress.done:
-            progress.finish()
-            progress.done = 0
+        progress.finish()  # the baseline's, the first time
         print(report.mutant_line(result), file=sys.stderr, flush=True)
 
     began = time.monotonic()
@@ -157,11 +160,8 @@ def plant_and_run(args: argparse.Namespace) -> int:
         out.append(report.mutants_table(run, duration))
     print("\n".join(out))
     if args.json:
-        document = report.mutants_json(
-            run, str(suite), str(mutants_file), str(root), command, duration
+        _write(
+            args.json,
+            report.mutants_json(run, str(suite), str(mutants_file), str(root), command, duration),
         )
-        try:
-            report.write_json(args.json, document)
-        except OSError as exc:
-            raise UsageError(f"cannot write {args.json}: {exc.strerror or exc}") from exc
     return 0 if run.ok else NOT_PASSED

@@ -57,8 +57,10 @@ def reference_compiler(backend: str | None = None, plugins: Sequence[str] = ()) 
 def student_compiler(command: str) -> Compiler:
     """A compiler given as a command line (`--compiler CMD`), shell-split.
 
-    The compiler runs in a scratch directory, so a program named by a relative path is resolved
-    here, against the directory `uir test` runs in, and a bare name through PATH.
+    The compiler runs in a scratch directory, so relative paths are resolved here, against the
+    directory `uir test` runs in: the program when its name has a `/` (a bare name is looked up
+    on PATH), and every later argument that names an existing file or directory (so that
+    `python3 main.py` works).
     """
     argv = shlex.split(command)
     if not argv:
@@ -68,6 +70,9 @@ def student_compiler(command: str) -> Compiler:
         argv[0] = os.path.abspath(program)
     else:
         argv[0] = shutil.which(program) or program  # not found: reported per test
+    for i, word in enumerate(argv[1:], start=1):
+        if not word.startswith("-") and not os.path.isabs(word) and os.path.exists(word):
+            argv[i] = os.path.abspath(word)
     return Compiler(tuple(argv))
 
 

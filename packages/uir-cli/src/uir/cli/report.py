@@ -44,6 +44,7 @@ class Progress:
         self.done = 0
         self.failed = 0
         self.tty = stream.isatty()
+        self.finished = False
 
     def update(self, result: TestResult) -> None:
         self.done += 1
@@ -60,7 +61,9 @@ class Progress:
         self.stream.flush()
 
     def finish(self) -> None:
-        if self.done:
+        """End the progress display (once; later calls do nothing)."""
+        if self.done and not self.finished:
+            self.finished = True
             if self.tty:
                 width = shutil.get_terminal_size().columns
                 self.stream.write("\r" + " " * (width - 1) + "\r")
