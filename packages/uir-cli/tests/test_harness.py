@@ -198,3 +198,9 @@ def test_relative_paths_in_the_compiler_command_are_resolved_before_it_moves(
     assert compiler.argv[1:] == (str(tmp_path / "main.py"), "--flag")
     assert Path(compiler.argv[0]).is_absolute()
     assert run_test(ADD, compiler, QUICK).verdict is Verdict.PASS
+
+
+def test_a_compiler_that_exits_is_judged_though_its_leftovers_hold_the_pipes(fake) -> None:
+    result = run_test(ADD, fake("daemon"), QUICK)
+    assert result.verdict is Verdict.PASS
+    assert result.duration_s < 5  # not the wall-clock limit

@@ -59,7 +59,7 @@ class _Connection:
         while b"\n" not in self.buffer:
             try:
                 chunk = self.sock.recv(65536)
-            except TimeoutError:
+            except (TimeoutError, BlockingIOError):  # a zero timeout raises the second
                 return None
             if not chunk:
                 raise EOFError("the fork server closed the connection")

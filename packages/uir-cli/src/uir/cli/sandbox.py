@@ -29,6 +29,10 @@ from .limits import Limits, apply_rlimits
 STDERR_KEPT = 16 * 1024
 # After a kill, how long to wait for the process to be reaped before giving up on it.
 REAP_S = 5.0
+# How often the reader looks whether the process has exited, and how long after its exit it
+# still reads what is on its way through the pipes.
+POLL_S = 0.05
+EXITED_GRACE_S = 0.25
 
 
 class Status(enum.Enum):
@@ -169,15 +173,24 @@ class _Streams:
 
 
 def _read_until(process: Started, streams: _Streams, deadline: float) -> str:
-    """Read both pipes until both close ("eof"), the cap is passed ("over") or the deadline."""
+    """Read both pipes until both close ("eof"), the cap is passed ("over") or the deadline.
+
+    When the process has exited but something it started still holds a pipe open, reading
+    stops EXITED_GRACE_S later ("eof" too): the run is over, and the leftovers get killed.
+    """
+    exited_at: float | None = None
     with selectors.DefaultSelector() as selector:
         selector.register(process.stdout, selectors.EVENT_READ, True)
         selector.register(process.stderr, selectors.EVENT_READ, False)
         while selector.get_map():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            now = time.monotonic()
+            if now >= deadline:
                 return "deadline"
-            for key, _ in selector.select(remaining):
+            if exited_at is None and process.wait(0) is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > EXITED_GRACE_S:
+                return "eof"
+            for key, _ in selector.select(min(deadline - now, POLL_S)):
                 chunk = os.read(key.fd, 65536)
                 if not chunk:
                     selector.unregister(key.fd)
@@ -203,7 +216,7 @@ def run_limited(
         ended = _read_until(process, streams, deadline)
         code = None
         if ended == "eof":
-            # Both pipes closed; the process is exiting, or closed them and kept running.
+            # The process exited, or closed both pipes and may still be running.
             code = process.wait(max(0.0, deadline - time.monotonic()))
             if code is None:
                 ended = "deadline"
