@@ -144,3 +144,12 @@ def test_every_week1_bug_applies_to_the_current_sources() -> None:
     assert len(mutants) >= 60
     stale = [m.name for m in mutants if (ROOT / m.file).read_text().count(m.find) != 1]
     assert stale == []
+
+
+def test_no_bug_runs_when_a_test_is_malformed(tmp_path: Path) -> None:
+    assert ROOT is not None
+    malformed = tmp_path / "malformed.uir"
+    malformed.write_text("# expect-exit: three\n" + ADD_TEST.read_text())
+    run = run_mutants(ROOT, [str(malformed)], [ADD_SUBTRACTS], ("run",), Limits(), 1)
+    assert [r.verdict.value for r in run.bad_tests] == ["bad-test"]
+    assert run.baseline == [] and run.mutants == [] and not run.ok

@@ -115,7 +115,8 @@ def _remove_tree(path: str) -> None:
         shutil.rmtree(path, onerror=retry)
 
 
-def _bad_test(path: str, error: TestFileError) -> TestResult:
+def bad_test_result(path: str, error: TestFileError) -> TestResult:
+    """The result of a test file that could not be read as a test: nothing ran."""
     return TestResult(path, Verdict.BAD_TEST, str(error), None, None, None, (), (), None, "", 0.0)
 
 
@@ -124,7 +125,7 @@ def run_test(path: str, compiler: Compiler, limits: Limits) -> TestResult:
     try:
         test = read_test(path)
     except TestFileError as error:
-        return _bad_test(path, error)
+        return bad_test_result(path, error)
     return run_parsed_test(test, compiler, limits)
 
 

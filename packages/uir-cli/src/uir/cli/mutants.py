@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .forkserver import ForkServer
-from .harness import Compiler, TestResult, run_parsed_test, run_test
+from .harness import Compiler, TestResult, bad_test_result, run_parsed_test
 from .limits import Limits
 from .testfile import TestFile, TestFileError, read_test
 
@@ -180,6 +180,7 @@ class _Copy:
     """One copy of the sources (the baseline, or one planted bug) and how to run it."""
 
     def __init__(self, directory: Path, root: Path, fork: bool) -> None:
+        self.directory = directory
         compileall.compile_dir(directory, quiet=2)  # once here, not in every run
         self.env = dict(os.environ, PYTHONPATH=pythonpath_for(directory, root))
         self.server = ForkServer(pythonpath=self.env["PYTHONPATH"]) if fork else None
@@ -193,6 +194,7 @@ class _Copy:
         if self.server is not None:
             self.server.close()
             self.server = None
+        shutil.rmtree(self.directory, ignore_errors=True)  # a hundred copies add up
 
 
 @contextmanager
@@ -228,8 +230,8 @@ def run_mutants(
     for path in tests:
         try:
             parsed.append(read_test(path))
-        except TestFileError:
-            bad.append(run_test(path, Compiler(("uir",)), limits))  # a bad-test verdict
+        except TestFileError as error:
+            bad.append(bad_test_result(path, error))
     run = MutantsRun(list(tests), [], [], bad)
     if bad:
         return run
@@ -298,4 +300,7 @@ class _Planting:
         copy_sources(self.root, directory)
         reason = apply_mutant(self.root, directory, mutant)
         result = MutantResult(mutant, Status.DOES_NOT_APPLY, reason or "")
-        return result, None if reason else _Copy(directory, self.root, self.fork)
+        if reason:
+            shutil.rmtree(directory, ignore_errors=True)
+            return result, None
+        return result, _Copy(directory, self.root, self.fork)
