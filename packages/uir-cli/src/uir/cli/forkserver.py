@@ -36,6 +36,8 @@ from .sandbox import CannotStart, Started
 # What `uir run` imports that is not ours and is slow to import.
 DEFAULT_PRELOAD = ("numpy", "pluggy", "importlib.metadata", "fractions", "argparse")
 _MAX_FD = 1 << 16
+# The longest the server spends importing one preloaded module.
+PRELOAD_S = 60
 
 
 # ---- the harness's side ---------------------------------------------------------------------
@@ -220,16 +222,28 @@ class _Server:
         _purge_uir()  # this module's own `uir` came from the installation, not the path
 
     def preload(self, names: Sequence[str], main: str) -> None:
-        """Import `names`, then what `main` imports: the child runs `main` itself as __main__."""
+        """Import `names`, then what `main` imports: the child runs `main` itself as __main__.
+
+        A module that fails to import, or takes more than PRELOAD_S (a planted bug may hang at
+        import), is left for each child to import and fail on, exactly as `python -m` would.
+        """
+
+        def give_up(*_: object) -> None:
+            raise TimeoutError("preloading took too long")
+
+        signal.signal(signal.SIGALRM, give_up)
         for name in [*names, main] if main else names:
             before = set(sys.modules)
+            signal.alarm(PRELOAD_S)
             try:
                 importlib.import_module(name)
             except BaseException:
-                # Left for each child to import, and fail on, exactly as `python -m` would.
                 for added in set(sys.modules) - before:
                     del sys.modules[added]
                 _purge_uir()
+            finally:
+                signal.alarm(0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
         if main:
             sys.modules.pop(main, None)  # runpy runs it afresh, as `python -m` does
 
