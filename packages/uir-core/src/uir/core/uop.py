@@ -7,8 +7,8 @@ import struct
 import weakref
 from typing import Any, ClassVar
 
-from .dtypes import DType, Type
-from .ops import Op
+from .dtypes import DType, Type, bool_
+from .ops import COMPARE, Op
 
 
 def arg_key(arg: Any) -> Any:
@@ -74,6 +74,36 @@ class UOp:
         values = {"op": self.op, "type": self.type, "src": self.src, "arg": self.arg}
         values.update(fields)
         return UOp(values["op"], values["type"], values["src"], values["arg"])
+
+    def const_like(self, value: int | float | bool) -> UOp:
+        """A CONST of this UOp's type holding `value` in every element.
+
+        Ints wrap to the dtype and bools become True/False; a float must already be a value of
+        the dtype (0.0, -0.0, 1.0, ...): no rounding happens here.
+        """
+        dtype = self.dtype
+        if dtype.is_bool:
+            value = bool(value)
+        elif dtype.is_int:
+            value = dtype.wrap(int(value))
+        else:
+            value = float(value)
+        arg = (value,) * self.type.size if self.type.shape else value
+        return UOp(Op.CONST, self.type, (), arg)
+
+    def alu(self, op: Op, *others: UOp) -> UOp:
+        """`op` applied to this UOp and `others`, typed as uir.md section 4 types it.
+
+        Comparisons give bools of the operands' shape; WHERE (this UOp the condition) takes its
+        branches' type; every other op the type of its first operand.
+        """
+        if op in COMPARE:
+            out = self.type.with_dtype(bool_)
+        elif op is Op.WHERE:
+            out = others[0].type
+        else:
+            out = self.type
+        return UOp(op, out, (self, *others))
 
     def toposort(self, bodies: bool = True) -> list[UOp]:
         """Every UOp reachable from this one, sources before users, without recursion.

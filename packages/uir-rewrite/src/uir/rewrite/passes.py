@@ -1,0 +1,47 @@
+"""The passes this package adds to the pipeline, through the `uir_passes` hook."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from uir.core.plugins import Pass, hookimpl
+from uir.core.uop import UOp
+
+from .engine import graph_rewrite
+from .fold import fold_rules
+from .inline import inline_rules
+from .simplify import simplify_rules
+
+
+def inline(sink: UOp) -> UOp:
+    """Every CALL replaced by its body, the arguments substituted for its PARAMs."""
+    return graph_rewrite(sink, inline_rules)
+
+
+def fold(sink: UOp) -> UOp:
+    """Every ALU op on constants replaced by the constant it computes."""
+    return graph_rewrite(sink, fold_rules)
+
+
+def simplify(sink: UOp) -> UOp:
+    """Constant folding plus the algebraic and bounds rules, to a fixpoint."""
+    return graph_rewrite(sink, simplify_rules)
+
+
+PASSES = (
+    Pass(
+        "inline", "inline", "replace each CALL by its body with the arguments substituted", inline
+    ),
+    Pass("fold", "simplify", "fold ALU ops on constants through the semantics table", fold),
+    Pass(
+        "simplify",
+        "simplify",
+        "algebraic identities, constant reassociation, division and comparison by bounds",
+        simplify,
+    ),
+)
+
+
+@hookimpl
+def uir_passes() -> Iterable[Pass]:
+    return PASSES

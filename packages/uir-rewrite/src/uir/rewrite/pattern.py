@@ -1,0 +1,251 @@
+"""The pattern language: rules as data, `(pattern, rewrite)` pairs grouped into a `Rules` table.
+
+A pattern (`Pat`, usually written through its short alias `P`) describes a UOp by its op, dtype,
+sources and argument, with named captures and an optional predicate:
+
+    P.var("x", INTS) + 0          an ADD of any int UOp (captured as x) and the int constant 0
+    P.var("x") * P.cvar("c")      a MUL of anything by a scalar constant (captured as c)
+    P(Op.WHERE, src=(P.var("c"), P.var("a"), P.var("a")))   both branches the same UOp
+
+A name used twice must capture the same UOp both times (UOps are hash-consed, so that means equal
+expressions). Patterns on a commutative op (ADD, MUL, MAX, MIN, AND, OR, XOR, CMPEQ, CMPNE) also
+match with their two sources swapped, so one rule covers `x + 0` and `0 + x`.
+
+A rewrite is a function called with the captures as keyword arguments; it returns the replacement
+UOp, or None when the rule does not apply after all (a bounds condition failed, say). A `Rules`
+table dispatches on the op of the UOp being rewritten, so only the rules that can match it are
+tried, however long the table grows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from uir.core.dtypes import DTYPES, DType
+from uir.core.ops import COMMUTATIVE, Op
+from uir.core.uop import UOp, arg_key
+
+INTS = frozenset(d for d in DTYPES.values() if d.is_int)
+FLOATS = frozenset(d for d in DTYPES.values() if d.is_float)
+BOOLS = frozenset(d for d in DTYPES.values() if d.is_bool)
+NUMBERS = INTS | FLOATS
+
+Captures = dict[str, UOp]
+Rewrite = Callable[..., UOp | None]
+
+_ANY = object()  # the argument of a pattern that does not constrain the argument
+_COMMUTATIVE = frozenset(map(id, COMMUTATIVE))  # by identity: see Pat.__init__
+
+
+class Pat:
+    """A pattern over UOps; every field left out matches anything.
+
+    op:    the op, or ops, it matches (None: any op)
+    dtype: the dtype, or dtypes, it matches (None: any dtype)
+    src:   patterns for the sources, in order (None: any sources); bare numbers and bools stand
+           for constant patterns
+    arg:   the argument, compared by value and kind as UOps compare them (0 is not 0.0 or False,
+           and 0.0 is not -0.0)
+    name:  a capture name; the matched UOp is passed to the rewrite under it
+    where: a predicate the matched UOp must satisfy
+
+    Patterns are built once, when a rule table is defined, and never change afterwards.
+    """
+
+    __slots__ = (
+        "_arg_key",
+        "_dtype_names",
+        "_op_ids",
+        "arg",
+        "dtypes",
+        "name",
+        "ops",
+        "src",
+        "where",
+    )
+
+    def __init__(
+        self,
+        op: Op | Iterable[Op] | None = None,
+        dtype: DType | Iterable[DType] | None = None,
+        src: Sequence[Pat | int | float | bool] | None = None,
+        arg: Any = _ANY,
+        name: str | None = None,
+        where: Callable[[UOp], bool] | None = None,
+    ) -> None:
+        self.ops = frozenset([op] if isinstance(op, Op) else op) if op is not None else None
+        self.dtypes = frozenset([dtype] if isinstance(dtype, DType) else dtype) if dtype else None
+        self.src = None if src is None else tuple(_as_pattern(s) for s in src)
+        self.arg = arg
+        self.name = name
+        self.where = where
+        # Matching runs millions of times: test membership by op identity and dtype name, whose
+        # hashes are cheap, rather than hashing Op enums and DType dataclasses field by field.
+        self._op_ids = None if self.ops is None else frozenset(map(id, self.ops))
+        self._dtype_names = None if self.dtypes is None else frozenset(d.name for d in self.dtypes)
+        self._arg_key = None if arg is _ANY else arg_key(arg)
+
+    def __repr__(self) -> str:
+        parts = []
+        if self.ops is not None:
+            parts.append("|".join(sorted(op.name for op in self.ops)))
+        if self.dtypes is not None:
+            parts.append("|".join(sorted(d.name for d in self.dtypes)))
+        if self.src is not None:
+            parts.append(f"src={list(self.src)}")
+        if self.arg is not _ANY:
+            parts.append(f"arg={self.arg!r}")
+        if self.name is not None:
+            parts.append(f"name={self.name!r}")
+        return f"P({', '.join(parts)})"
+
+    # --- constructors -------------------------------------------------------------------------
+
+    @staticmethod
+    def var(name: str, dtype: DType | Iterable[DType] | None = None) -> Pat:
+        """Any UOp (of the given dtypes), captured as `name`."""
+        return Pat(dtype=dtype, name=name)
+
+    @staticmethod
+    def cvar(name: str, dtype: DType | Iterable[DType] | None = None) -> Pat:
+        """A scalar CONST (of the given dtypes), captured as `name`."""
+        return Pat(Op.CONST, dtype, name=name, where=_is_scalar)
+
+    @staticmethod
+    def const(value: int | float | bool, dtype: DType | Iterable[DType] | None = None) -> Pat:
+        """The scalar CONST `value`: ints match int constants, floats float constants by bits."""
+        return Pat(Op.CONST, dtype, arg=value, where=_is_scalar)
+
+    @staticmethod
+    def alu(op: Op, *src: Pat | int | float | bool) -> Pat:
+        """`op` applied to these source patterns (bare numbers become constant patterns)."""
+        return Pat(op, src=src)
+
+    def named(self, name: str) -> Pat:
+        """This pattern, capturing what it matches as `name`."""
+        return Pat(self.ops, self.dtypes, self.src, self.arg, name, self.where)
+
+    def such_that(self, predicate: Callable[[UOp], bool]) -> Pat:
+        """This pattern, restricted to UOps that satisfy `predicate`."""
+        where = self.where
+        test = predicate if where is None else (lambda u: where(u) and predicate(u))
+        return Pat(self.ops, self.dtypes, self.src, self.arg, self.name, test)
+
+    # --- operators build patterns of the same name as UOps (`+` is ADD, `//` is IDIV) ----------
+
+    def __add__(self, other: Pat | int | float) -> Pat:
+        return Pat.alu(Op.ADD, self, other)
+
+    def __radd__(self, other: Pat | int | float) -> Pat:
+        return Pat.alu(Op.ADD, other, self)
+
+    def __sub__(self, other: Pat | int | float) -> Pat:
+        return Pat.alu(Op.SUB, self, other)
+
+    def __rsub__(self, other: Pat | int | float) -> Pat:
+        return Pat.alu(Op.SUB, other, self)
+
+    def __mul__(self, other: Pat | int | float) -> Pat:
+        return Pat.alu(Op.MUL, self, other)
+
+    def __rmul__(self, other: Pat | int | float) -> Pat:
+        return Pat.alu(Op.MUL, other, self)
+
+    def __floordiv__(self, other: Pat | int) -> Pat:
+        return Pat.alu(Op.IDIV, self, other)
+
+    def __mod__(self, other: Pat | int) -> Pat:
+        return Pat.alu(Op.MOD, self, other)
+
+    def __neg__(self) -> Pat:
+        return Pat.alu(Op.NEG, self)
+
+    # --- matching -----------------------------------------------------------------------------
+
+    def match(self, uop: UOp, captures: Captures | None = None) -> list[Captures]:
+        """Every consistent set of captures under which this pattern matches `uop`.
+
+        Several exist when a commutative op matches both ways round; the rewrite is tried on each
+        in turn. The recursion follows the pattern, which is a few levels deep, never the graph.
+        """
+        captures = {} if captures is None else captures
+        if self._op_ids is not None and id(uop.op) not in self._op_ids:
+            return []
+        if self._dtype_names is not None and uop.type.dtype.name not in self._dtype_names:
+            return []
+        if self.arg is not _ANY and arg_key(uop.arg) != self._arg_key:
+            return []
+        if self.where is not None and not self.where(uop):
+            return []
+        if self.name is not None:
+            bound = captures.get(self.name)
+            if bound is not None and bound is not uop:
+                return []
+            captures = {**captures, self.name: uop}
+        if self.src is None:
+            return [captures]
+        if len(self.src) != len(uop.src):
+            return []
+        found = _match_sources(self.src, uop.src, captures)
+        if len(self.src) == 2 and id(uop.op) in _COMMUTATIVE and uop.src[0] is not uop.src[1]:
+            found += _match_sources(self.src, uop.src[::-1], captures)
+        return found
+
+
+# The short name the rule tables use, as in `P.var("x") + 0`.
+P = Pat
+
+
+def _is_scalar(uop: UOp) -> bool:
+    return not uop.type.shape
+
+
+def _as_pattern(value: Pat | int | float | bool) -> Pat:
+    return value if isinstance(value, Pat) else Pat.const(value)
+
+
+def _match_sources(
+    pats: tuple[Pat, ...], srcs: tuple[UOp, ...], captures: Captures
+) -> list[Captures]:
+    """The captures under which each pattern matches the source in its position."""
+    partial = [captures]
+    for pat, src in zip(pats, srcs, strict=True):
+        partial = [found for c in partial for found in pat.match(src, c)]
+        if not partial:
+            break
+    return partial
+
+
+Rule = tuple[Pat, Rewrite]
+
+
+class Rules:
+    """An ordered table of `(pattern, rewrite)` rules, dispatched by the op of the UOp.
+
+    `rewrite(uop)` tries, in table order, the rules whose pattern can match `uop.op`, and returns
+    the first replacement a rule gives, or None when none applies. Tables combine with `+`.
+    """
+
+    def __init__(self, rules: Iterable[Rule]) -> None:
+        self.rules: tuple[Rule, ...] = tuple(rules)
+        self._by_op: dict[Op, list[Rule]] = {op: [] for op in Op}
+        for pattern, rewrite in self.rules:
+            for op in pattern.ops if pattern.ops is not None else Op:
+                self._by_op[op].append((pattern, rewrite))
+        self._by_op_id = {id(op): rules for op, rules in self._by_op.items()}
+
+    def __add__(self, other: Rules) -> Rules:
+        return Rules(self.rules + other.rules)
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def rewrite(self, uop: UOp) -> UOp | None:
+        """The replacement of `uop` by the first rule that applies, or None."""
+        for pattern, rewrite in self._by_op_id[id(uop.op)]:
+            for captures in pattern.match(uop):
+                result = rewrite(**captures)
+                if result is not None and result is not uop:
+                    return result
+        return None
