@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.metadata
 import json
 import os
 import selectors
@@ -36,6 +37,8 @@ from .sandbox import CannotStart, Started
 # What `uir run` imports that is not ours and is slow to import.
 DEFAULT_PRELOAD = ("numpy", "pluggy", "importlib.metadata", "fractions", "argparse")
 _MAX_FD = 1 << 16
+# The entry-point group whose modules the server preloads too.
+PLUGIN_GROUP = "uir"
 # The longest the server spends importing one preloaded module.
 PRELOAD_S = 60
 
@@ -344,9 +347,10 @@ def serve(listener_fd: str, pythonpath: str, main: str, *preload: str) -> None:
     """The server's main loop, on the listening socket `listener_fd`, until stdin closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the harness decides when the server stops
     server = _Server(pythonpath)
-    server.preload(preload, main)
-    if "importlib.metadata" in sys.modules:
-        sys.modules["importlib.metadata"].entry_points(group="uir")  # warm its path caches
+    # The plugin modules `uir run` loads through the `uir` entry points (pluggy imports them by
+    # name, so a copy's modules are the ones found along its path).
+    plugins = [ep.module for ep in importlib.metadata.entry_points(group=PLUGIN_GROUP)]
+    server.preload([*preload, *plugins], main)
     listener = socket.socket(fileno=int(listener_fd))
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
