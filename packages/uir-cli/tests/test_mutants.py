@@ -56,9 +56,14 @@ def test_a_mutants_file_is_read(tmp_path: Path) -> None:
     path = _write(
         tmp_path,
         "[[mutant]]\nname = 'a'\ndescription = 'd'\nfile = 'f.py'\n"
-        "find = '''\nx = 1'''\nreplace = '''\nx = 2'''\n",
+        "find = '''\nx = 1'''\nreplace = '''\nx = 2'''\n"
+        "[[mutant]]\nname = 'b'\ndescription = 'd'\nfile = 'f.py'\n"
+        "find = 'y'\nreplace = 'z'\noptions = ['--no-opt']\n",
     )
-    assert load_mutants(path) == [Mutant("a", "d", "f.py", "x = 1", "x = 2")]
+    assert load_mutants(path) == [
+        Mutant("a", "d", "f.py", "x = 1", "x = 2"),
+        Mutant("b", "d", "f.py", "y", "z", ("--no-opt",)),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -117,7 +122,7 @@ def test_a_planted_bug_changes_what_the_copy_computes(tmp_path: Path, fork: bool
         2,
         fork,
     )
-    assert [r.verdict.value for r in run.baseline] == ["pass"]
+    assert [r.verdict.value for r in run.baselines[()]] == ["pass"]
     statuses = {m.mutant.name: m.status for m in run.mutants}
     assert statuses == {
         "add-subtracts": Status.CAUGHT,
@@ -134,7 +139,7 @@ def test_no_bug_runs_when_the_suite_fails_unchanged(tmp_path: Path) -> None:
     wrong = tmp_path / "wrong.uir"
     wrong.write_text(ADD_TEST.read_text().replace("# expect: 5", "# expect: 6"))
     run = run_mutants(ROOT, [str(wrong)], [ADD_SUBTRACTS], ("run",), Limits(), 1)
-    assert [r.verdict.value for r in run.baseline] == ["fail"]
+    assert [r.verdict.value for r in run.baselines[()]] == ["fail"]
     assert run.mutants == [] and not run.ok
 
 
@@ -152,4 +157,20 @@ def test_no_bug_runs_when_a_test_is_malformed(tmp_path: Path) -> None:
     malformed.write_text("# expect-exit: three\n" + ADD_TEST.read_text())
     run = run_mutants(ROOT, [str(malformed)], [ADD_SUBTRACTS], ("run",), Limits(), 1)
     assert [r.verdict.value for r in run.bad_tests] == ["bad-test"]
-    assert run.baseline == [] and run.mutants == [] and not run.ok
+    assert run.baselines == {} and run.mutants == [] and not run.ok
+
+
+def test_options_run_a_bug_where_folding_would_hide_it(tmp_path: Path) -> None:
+    # The interpreter's ADD subtracts; the fold pass computes 2 + 3 before the interpreter sees
+    # it, so only `uir run --no-opt` shows the bug. Each option set gets its own baseline.
+    assert ROOT is not None
+    find = "    return apply(uop.op, uop.dtype, srcs, [s.dtype for s in uop.src])"
+    replace = "    return apply(Op.SUB if uop.op is Op.ADD else uop.op, uop.dtype, srcs,\n" + (
+        "        [s.dtype for s in uop.src])"
+    )
+    interpret = "packages/uir-core/src/uir/core/interpret.py"
+    hidden = Mutant("interpreter-add-subtracts", "", interpret, find, replace)
+    shown = Mutant("interpreter-add-subtracts-no-opt", "", interpret, find, replace, ("--no-opt",))
+    run = run_mutants(ROOT, [str(ADD_TEST)], [hidden, shown], ("run",), Limits(), 2)
+    assert sorted(run.baselines) == [(), ("--no-opt",)]
+    assert [m.status for m in run.mutants] == [Status.NOT_CAUGHT, Status.CAUGHT]

@@ -130,7 +130,9 @@ def plant_and_run(args: argparse.Namespace) -> int:
         f"suite {suite}: {len(tests)} tests, each run as `{command} FILE`",
         file=sys.stderr,
     )
-    progress = report.Progress(sys.stderr, len(tests), "baseline ")
+    progress = report.Progress(
+        sys.stderr, len(tests) * len(mutants.option_sets(planted)), "baseline "
+    )
 
     def on_mutant(result: mutants.MutantResult) -> None:
         progress.finish()  # the baseline's, the first time

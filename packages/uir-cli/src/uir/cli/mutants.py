@@ -27,6 +27,8 @@ from .limits import Limits
 from .testfile import TestFile, TestFileError, read_test
 
 FIELDS = ("name", "description", "file", "find", "replace")
+# Optional: extra options of `uir run` under which the bug is observed (e.g. --no-opt).
+OPTIONAL_FIELDS = ("options",)
 
 
 class MutantsFileError(Exception):
@@ -40,10 +42,12 @@ class Mutant:
     file: str  # relative to the repository root, e.g. packages/uir-core/src/uir/core/semantics.py
     find: str  # must occur exactly once in that file
     replace: str
+    options: tuple[str, ...] = ()  # extra options of `uir run`, before FILE
 
 
 def load_mutants(path: str | Path) -> list[Mutant]:
-    """Read a mutants file: a TOML array of tables `[[mutant]]` with the keys of FIELDS."""
+    """Read a mutants file: a TOML array of tables `[[mutant]]` with the keys of FIELDS, and
+    perhaps those of OPTIONAL_FIELDS."""
     try:
         with open(path, "rb") as stream:
             data = tomllib.load(stream)
@@ -63,12 +67,15 @@ def load_mutants(path: str | Path) -> list[Mutant]:
         if not isinstance(entry, dict):
             raise MutantsFileError(f"{where} is not a table")
         missing = [k for k in FIELDS if k not in entry]
-        extra = sorted(set(entry) - set(FIELDS))
+        extra = sorted(set(entry) - set(FIELDS) - set(OPTIONAL_FIELDS))
         if missing or extra:
             raise MutantsFileError(f"{where}: missing keys {missing}, unknown keys {extra}")
         if not all(isinstance(entry[k], str) for k in FIELDS):
             raise MutantsFileError(f"{where}: every value must be a string")
-        mutant = Mutant(**{k: entry[k] for k in FIELDS})
+        options = entry.get("options", [])
+        if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
+            raise MutantsFileError(f"{where}: 'options' must be a list of strings")
+        mutant = Mutant(**{k: entry[k] for k in FIELDS}, options=tuple(options))
         if not mutant.name or any(c.isspace() for c in mutant.name):
             raise MutantsFileError(f"{where}: the name must be one word")
         if not mutant.find:
@@ -149,13 +156,14 @@ class MutantResult:
 @dataclass
 class MutantsRun:
     tests: list[str]
-    baseline: list[TestResult]
+    # The suite on the unchanged sources, once for each set of `uir run` options the bugs use.
+    baselines: dict[tuple[str, ...], list[TestResult]]
     mutants: list[MutantResult]
     bad_tests: list[TestResult]
 
     @property
     def baseline_failures(self) -> list[TestResult]:
-        return [r for r in self.baseline if not r.passed]
+        return [r for results in self.baselines.values() for r in results if not r.passed]
 
     @property
     def caught(self) -> int:
@@ -168,6 +176,11 @@ class MutantsRun:
             and not self.baseline_failures
             and all(m.status is Status.CAUGHT for m in self.mutants)
         )
+
+
+def option_sets(mutants: Sequence[Mutant]) -> list[tuple[str, ...]]:
+    """The distinct sets of `uir run` options the bugs use, no options first."""
+    return list(dict.fromkeys([(), *(m.options for m in mutants)]))
 
 
 def pythonpath_for(copy: Path, root: Path) -> str:
@@ -220,8 +233,9 @@ def run_mutants(
     """Run the suite on an unchanged copy (the baseline), then on a copy per planted bug.
 
     Every test runs against every bug, so the report names all the tests that catch each one.
-    When the baseline does not pass, no bug is run: a test that fails anyway would seem to
-    catch them all. With `fork`, each copy's runs fork from a preloaded server (forkserver.py)
+    The baseline runs once under each set of `uir run` options the bugs use; when it does not
+    pass, no bug is run: a test that fails anyway would seem to catch them all. With `fork`,
+    each copy's runs fork from a preloaded server (forkserver.py)
     instead of starting `python -m uir.cli.main`; the next copy's server starts while the
     current copy runs.
     """
@@ -232,10 +246,23 @@ def run_mutants(
             parsed.append(read_test(path))
         except TestFileError as error:
             bad.append(bad_test_result(path, error))
-    run = MutantsRun(list(tests), [], [], bad)
+    run = MutantsRun(list(tests), {}, [], bad)
     if bad:
         return run
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+
+    def run_suite(
+        copy: _Copy, options: tuple[str, ...], on_result: Callable[[TestResult], None] | None
+    ) -> list[TestResult]:
+        compiler = copy.compiler((*run_args, *options))
+        futures = [pool.submit(run_parsed_test, t, compiler, limits) for t in parsed]
+        results: list[TestResult] = []
+        for future in futures:
+            results.append(future.result())
+            if on_result is not None:
+                on_result(results[-1])
+        return results
+
     with _scratch() as scratch:
         # Every copy is made from one snapshot, so that editing the sources during a long run
         # cannot make some bugs run on other code than the others.
@@ -251,23 +278,18 @@ def run_mutants(
                 following = 0 if index is None else index + 1
                 if following < len(mutants):
                     upcoming = planting.prepare(following)  # its server starts meanwhile
-                results = []
-                if copy is not None:
-                    compiler = copy.compiler(run_args)
-                    futures = [pool.submit(run_parsed_test, t, compiler, limits) for t in parsed]
-                    for future in futures:
-                        results.append(future.result())
-                        if result is None and on_baseline is not None:
-                            on_baseline(results[-1])
+                if result is None:  # the baseline, under every set of options
+                    assert copy is not None
+                    for options in option_sets(mutants):
+                        run.baselines[options] = run_suite(copy, options, on_baseline)
                     copy.close()
-                if result is None:  # the baseline
-                    run.baseline = results
                     if run.baseline_failures:
                         break
                     continue
                 if copy is not None:
-                    result.results = results
+                    result.results = run_suite(copy, result.mutant.options, None)
                     result.status = Status.CAUGHT if result.catching else Status.NOT_CAUGHT
+                    copy.close()
                 run.mutants.append(result)
                 if on_mutant is not None:
                     on_mutant(result)

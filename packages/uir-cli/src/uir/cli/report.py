@@ -182,10 +182,10 @@ def write_json(path: str, report: dict[str, Any]) -> None:
 def mutant_line(result: MutantResult) -> str:
     """One line of progress for a finished bug."""
     if result.status is MutantStatus.CAUGHT:
-        return f"caught          {result.mutant.name} (by {len(result.catching)} tests)"
+        return f"caught          {_label(result)}: by {len(result.catching)} tests"
     if result.status is MutantStatus.NOT_CAUGHT:
-        return f"NOT CAUGHT      {result.mutant.name}"
-    return f"DOES NOT APPLY  {result.mutant.name}: {result.reason}"
+        return f"NOT CAUGHT      {_label(result)}"
+    return f"DOES NOT APPLY  {_label(result)}: {result.reason}"
 
 
 def _wrapped(words: Sequence[str], indent: int, width: int = 100) -> list[str]:
@@ -201,12 +201,19 @@ def _wrapped(words: Sequence[str], indent: int, width: int = 100) -> list[str]:
     return [(" " * indent if i else "") + text for i, text in enumerate(lines)]
 
 
+def _label(result: MutantResult) -> str:
+    """A bug's name, with the `uir run` options it is run under."""
+    options = " ".join(result.mutant.options)
+    return f"{result.mutant.name} ({options})" if options else result.mutant.name
+
+
 def mutants_table(run: MutantsRun, duration_s: float) -> str:
     """Every bug, its result and every test that catches it; then the total."""
-    name_width = max([len(m.mutant.name) for m in run.mutants] + [len("bug")]) + 2
+    names = [_label(m) for m in run.mutants]
+    name_width = max([len(n) for n in names] + [len("bug")]) + 2
     lines = [f"  {'bug':<{name_width}}{'result':<16}{'tests':>5}   catching tests"]
-    for m in run.mutants:
-        head = f"  {m.mutant.name:<{name_width}}"
+    for m, name in zip(run.mutants, names, strict=True):
+        head = f"  {name:<{name_width}}"
         if m.status is MutantStatus.DOES_NOT_APPLY:
             lines.append(f"{head}{'DOES NOT APPLY':<16}{'':>5}   {m.reason}")
             continue
@@ -244,10 +251,16 @@ def mutants_json(
         "compiler": command,
         "duration_s": round(duration_s, 3),
         "baseline": {
-            "tests": len(run.baseline),
-            "passed": sum(r.passed for r in run.baseline),
-            "not_passed": [result_entry(r) for r in run.baseline_failures],
+            "tests": len(run.tests),
             "bad_tests": [result_entry(r) for r in run.bad_tests],
+            "runs": [
+                {
+                    "options": list(options),
+                    "passed": sum(r.passed for r in results),
+                    "not_passed": [result_entry(r) for r in results if not r.passed],
+                }
+                for options, results in run.baselines.items()
+            ],
         },
         "totals": {
             "planted": len(run.mutants),
@@ -260,6 +273,7 @@ def mutants_json(
                 "name": m.mutant.name,
                 "description": m.mutant.description,
                 "file": m.mutant.file,
+                "options": list(m.mutant.options),
                 "status": m.status.value,
                 "reason": m.reason,
                 "caught_by": [
