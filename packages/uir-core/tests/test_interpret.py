@@ -7,11 +7,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from uir.core.dtypes import bf16 as BF16
 from uir.core.dtypes import f32 as F32
+from uir.core.dtypes import i16 as I16
 from uir.core.floats import shortest_text
 from uir.core.interpret import evaluate
+from uir.core.ops import Op
 from uir.core.output import format_value
 from uir.core.parse import parse
+from uir.core.semantics import apply
 from uir.core.verify import verify
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -246,3 +250,10 @@ def test_a_scalar_bitcast_stays_a_scalar_and_can_index():
 
 def test_empty_sink_prints_nothing():
     assert run("%o = SINK void\n") == []
+
+
+def test_scalar_bitcast_to_bf16_is_an_array():
+    # i16 -32768 is 0x8000: as bf16 that is -0.0. Scalar outputs are 0-d arrays, never np scalars.
+    out = apply(Op.BITCAST, BF16, [np.array(-32768, dtype=np.int16)], [I16])
+    assert isinstance(out, np.ndarray) and out.shape == ()
+    assert float(out) == 0.0 and math.copysign(1.0, float(out)) == -1.0

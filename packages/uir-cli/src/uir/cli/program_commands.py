@@ -1,4 +1,4 @@
-"""The commands that read one program: run, check, fmt, opt."""
+"""The commands that read one program: run, render, check, fmt, opt."""
 
 from __future__ import annotations
 
@@ -41,6 +41,15 @@ def run_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def render_command(args: argparse.Namespace) -> int:
+    registry = load_registry(args.plugin_modules)
+    backend = registry.backend(args.backend)
+    program = load_program(read_source(args.file))
+    sink = program.sink if args.no_opt else optimize(program.sink, registry, args)
+    sys.stdout.write(backend.render(sink))
+    return 0
+
+
 def check_command(args: argparse.Namespace) -> int:
     program = load_program(read_source(args.file))
     print(f"{program.path}: ok")
@@ -74,6 +83,15 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
     run.add_argument("--no-opt", action="store_true", help="run without any pass")
     _pass_options(run)
     run.set_defaults(handler=run_command)
+
+    render = commands.add_parser(
+        "render", parents=[common], help="print the source code a backend generates"
+    )
+    render.add_argument("file", help="a .uir file, or - for standard input")
+    render.add_argument("--backend", default="c", help="backend to render with (default: c)")
+    render.add_argument("--no-opt", action="store_true", help="render without any pass")
+    _pass_options(render)
+    render.set_defaults(handler=render_command)
 
     check = commands.add_parser("check", parents=[common], help="parse and verify a program")
     check.add_argument("file", help="a .uir file, or - for standard input")

@@ -173,10 +173,11 @@ _TABLE: dict[Op, Callable[..., Array]] = {
 def apply(op: Op, out: DType, srcs: list[Array], src_dtypes: list[DType]) -> Array:
     """The value of `op` on `srcs` (numpy arrays of one shape), as an array of `out`'s storage."""
     with np.errstate(all="ignore"):
+        # numpy turns some 0-d results into numpy scalars: always hand back an array.
         if op is Op.CAST:
-            return cast(srcs[0], src_dtypes[0], out)
+            return np.asarray(cast(srcs[0], src_dtypes[0], out))
         if op is Op.BITCAST:
-            return bitcast(srcs[0], src_dtypes[0], out)
+            return np.asarray(bitcast(srcs[0], src_dtypes[0], out))
         fn = _TABLE.get(op)
         if fn is None:
             raise KeyError(f"{op} has no numeric semantics")

@@ -1,0 +1,155 @@
+"""The C ABI of a rendered program: which pointers the entry point takes, in what order and types.
+
+    void uir_program(B0 *buf0, ..., Bk *bufk, O0 *out0, ..., Om *outm);
+
+First one pointer per global BUFFER, in increasing slot order (slots need not be contiguous); then
+one pointer per SINK source that the program computes as a value rather than names as memory, in
+SINK order. A buffer holds its elements flat; an output holds a scalar as one element and a vector
+as its elements. Element types (`storage_ctype`) keep every bit pattern defined: bools travel as
+uint8_t (0 or 1 written, any nonzero read as true), f16 and bf16 as uint16_t holding their IEEE
+binary16 / bfloat16 bits, every other dtype as its C99 <stdint.h> or float type.
+
+A SINK source that is a global buffer version, or a SHRINK window of one, is not copied: the caller
+reads it from the buffer after the call (uir.md 6.3 makes it the buffer's last version).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from uir.core.dtypes import DType, Type
+from uir.core.memory import Kind, buffer_of, kind, window_begin
+from uir.core.ops import Op
+from uir.core.uop import UOp
+
+ENTRY = "uir_program"
+
+# The C type of a value in registers. f16 and bf16 values live in a float, which holds each exactly.
+_VALUE_CTYPE = {
+    "bool": "bool",
+    "i8": "int8_t",
+    "i16": "int16_t",
+    "i32": "int32_t",
+    "i64": "int64_t",
+    "u8": "uint8_t",
+    "u16": "uint16_t",
+    "u32": "uint32_t",
+    "u64": "uint64_t",
+    "f16": "float",
+    "bf16": "float",
+    "f32": "float",
+    "f64": "double",
+}
+# The C type of an element in memory, where it differs from the value type.
+_STORAGE_CTYPE = {**_VALUE_CTYPE, "bool": "uint8_t", "f16": "uint16_t", "bf16": "uint16_t"}
+_STORAGE_NUMPY = {
+    "bool": np.uint8,
+    "f16": np.uint16,
+    "bf16": np.uint16,
+}
+
+
+def value_ctype(dtype: DType) -> str:
+    """The C type holding a value of `dtype`."""
+    return _VALUE_CTYPE[dtype.name]
+
+
+def storage_ctype(dtype: DType) -> str:
+    """The C type of one element of a buffer of `dtype`."""
+    return _STORAGE_CTYPE[dtype.name]
+
+
+def abi_numpy(dtype: DType) -> np.dtype:
+    """The numpy dtype whose bytes are `storage_ctype(dtype)`."""
+    return np.dtype(_STORAGE_NUMPY.get(dtype.name, dtype.storage))
+
+
+def to_abi(values: np.ndarray, dtype: DType) -> np.ndarray:
+    """A fresh contiguous array of ABI elements holding `values` (in `dtype.storage`)."""
+    values = np.asarray(values, dtype=dtype.storage)
+    if dtype.name == "bf16":
+        # bf16 is stored widened to float32 and holds a bf16 value exactly: its top 16 bits.
+        return (values.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+    if dtype.name == "f16":
+        return values.view(np.uint16).copy()
+    return np.ascontiguousarray(values, dtype=abi_numpy(dtype)).copy()
+
+
+def from_abi(raw: np.ndarray, dtype: DType) -> np.ndarray:
+    """ABI elements back in `dtype.storage`, the form the interpreter and the printer use."""
+    if dtype.name == "bf16":
+        return (raw.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    if dtype.name == "f16":
+        return raw.view(np.float16).copy()
+    if dtype.is_bool:
+        return raw != 0
+    return raw.astype(dtype.storage)
+
+
+@dataclass(frozen=True)
+class Window:
+    """Where a memory reference points: `length` elements of `root` from element `begin`."""
+
+    root: UOp  # a BUFFER or a LOCAL
+    begin: int
+    length: int
+
+
+def window(mem: UOp) -> Window:
+    """Resolve a buffer version or window: its buffer, where it starts there, and its length."""
+    return Window(buffer_of(mem), window_begin(mem), mem.type.size)
+
+
+def is_memory(uop: UOp) -> bool:
+    """Whether `uop` is a memory reference (a buffer, a version or a window), not a value."""
+    return kind(uop) is Kind.MEMORY
+
+
+@dataclass(frozen=True)
+class BufferArg:
+    slot: int
+    type: Type
+    init: UOp | None  # the CONST the buffer starts with, or None for zeros
+
+
+@dataclass(frozen=True)
+class Readback:
+    """How the caller finds SINK source number i: output pointer `output`, or a buffer window."""
+
+    output: int | None = None
+    slot: int | None = None
+    begin: int = 0
+    length: int = 0
+
+
+@dataclass(frozen=True)
+class Layout:
+    buffers: tuple[BufferArg, ...]  # in slot order
+    outputs: tuple[Type, ...]  # one per value SINK source, in SINK order
+    readbacks: tuple[Readback, ...]  # one per SINK source
+
+    @property
+    def arg_types(self) -> tuple[Type, ...]:
+        """The type of each pointer the entry point takes, in order."""
+        return (*(b.type for b in self.buffers), *self.outputs)
+
+
+def layout(sink: UOp) -> Layout:
+    """The ABI of the program under `sink` (CALLs inlined or not: buffers never sit in bodies)."""
+    found: dict[int, BufferArg] = {}
+    for uop in sink.toposort(bodies=False):
+        if uop.op is Op.BUFFER:
+            found[uop.arg] = BufferArg(uop.arg, uop.type, uop.src[0] if uop.src else None)
+    outputs: list[Type] = []
+    readbacks: list[Readback] = []
+    for source in sink.src:
+        if is_memory(source):  # a global buffer's version or window (a LOCAL is never an output)
+            w = window(source)
+            readbacks.append(Readback(slot=w.root.arg, begin=w.begin, length=w.length))
+        else:
+            readbacks.append(Readback(output=len(outputs)))
+            outputs.append(source.type)
+    buffers = tuple(found[slot] for slot in sorted(found))
+    return Layout(buffers, tuple(outputs), tuple(readbacks))

@@ -1,0 +1,439 @@
+"""UOp graph -> C99 source with no undefined behaviour for any input (uir.md 6.5).
+
+Every value gets one `const` local, in execution order. ALU ops render through `ALU_RENDER`, one
+entry an op, each a function of the operand expressions; `expression` dispatches on it, so an op
+missing here fails loudly instead of rendering wrong code. Memory becomes pointer accesses:
+global buffers are the entry point's parameters (abi.py), LOCALs zeroed arrays, versions and
+windows only change which pointer and offset an INDEX uses.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+
+from uir.core.bounds import bounds
+from uir.core.calls import inline_calls
+from uir.core.dtypes import DType, Type
+from uir.core.errors import BackendError
+from uir.core.ops import ALU, Op
+from uir.core.schedule import schedule
+from uir.core.uop import UOp
+
+from .abi import ENTRY, Layout, is_memory, layout, storage_ctype, value_ctype, window
+from .prelude import Helpers, bits_type, work_type
+
+# f16 and bf16 values live in floats; each operation computes in double and rounds once to them.
+_SMALL_FLOATS = ("f16", "bf16")
+
+
+class Context:
+    """What an op's rendering may consult: the helper collector and the operand UOps' bounds."""
+
+    def __init__(self, helpers: Helpers) -> None:
+        self.helpers = helpers
+
+    def wrap(self, d: DType, expr: str) -> str:
+        """An int result computed in `d`'s unsigned work type, brought back to `d` modulo 2^bits."""
+        narrowed = f"({expr})" if work_type(d) == bits_type(d) else f"({bits_type(d)})({expr})"
+        return f"{self.helpers.as_signed(d)}({narrowed})" if d.signed else narrowed
+
+    def rounded(self, d: DType, expr_in_double: str) -> str:
+        """A small float's result: computed exactly or in double, rounded once to `d`."""
+        return f"{self.helpers.round_small(d)}({expr_in_double})"
+
+
+Render = Callable[[Context, UOp, list[str]], str]
+
+
+def _literal(value: object, d: DType) -> str:
+    """An exact C literal of a scalar of `d`: floats as C99 hex floats, with no decimal rounding."""
+    if d.is_bool:
+        return "true" if value else "false"
+    if d.is_int:
+        v = int(value)  # type: ignore[call-overload]
+        if d.signed and v == d.min:
+            return f"INT{d.bits}_MIN"  # -2147483648 would be the negation of an unsigned literal
+        suffix = "u" if not d.signed else ""
+        suffix += "LL" if d.bits == 64 else ""
+        return f"({value_ctype(d)}){v}{suffix}"
+    f = float(value)  # type: ignore[arg-type]
+    single = value_ctype(d) == "float"
+    if math.isnan(f):
+        return "NAN" if single else "(double)NAN"
+    if math.isinf(f):
+        text = "INFINITY" if single else "(double)INFINITY"
+        return text if f > 0 else f"-{text}"
+    # Every f16, bf16 and f32 value is exact in a float literal, so the suffix loses nothing.
+    return f.hex() + ("f" if single else "")
+
+
+def _number(int_op: str, float_op: str) -> Render:
+    """+ - *: wrapping through the unsigned work type for ints, one rounding for floats."""
+
+    def render(ctx: Context, uop: UOp, a: list[str]) -> str:
+        d = uop.dtype
+        if d.is_int:
+            w = work_type(d)
+            return ctx.wrap(d, f"({w}){a[0]} {int_op} ({w}){a[1]}")
+        if d.name in _SMALL_FLOATS:
+            return ctx.rounded(d, f"(double){a[0]} {float_op} (double){a[1]}")
+        return f"({a[0]} {float_op} {a[1]})"
+
+    return render
+
+
+def _neg(ctx: Context, uop: UOp, a: list[str]) -> str:
+    d = uop.dtype
+    if d.is_int:
+        return ctx.wrap(d, f"0u - ({work_type(d)}){a[0]}")  # -MIN overflows in signed C
+    return f"(-{a[0]})"  # exact for every float, NaN and zeros included
+
+
+def _maybe(uop: UOp, value: int) -> bool:
+    lo, hi = bounds(uop)
+    return lo <= value <= hi
+
+
+def _division_is_safe(a: UOp, b: UOp) -> bool:
+    """Whether bounds prove b != 0 and not (a == MIN and b == -1): then C's / and % are defined."""
+    d = b.dtype
+    return not _maybe(b, 0) and not (d.signed and _maybe(b, -1) and _maybe(a, d.min))
+
+
+def _idiv(ctx: Context, uop: UOp, a: list[str]) -> str:
+    if _division_is_safe(uop.src[0], uop.src[1]):
+        return f"({value_ctype(uop.dtype)})({a[0]} / {a[1]})"
+    return f"{ctx.helpers.idiv(uop.dtype)}({a[0]}, {a[1]})"
+
+
+def _mod(ctx: Context, uop: UOp, a: list[str]) -> str:
+    if _division_is_safe(uop.src[0], uop.src[1]):
+        return f"({value_ctype(uop.dtype)})({a[0]} % {a[1]})"
+    return f"{ctx.helpers.mod(uop.dtype)}({a[0]}, {a[1]})"
+
+
+def _fdiv(ctx: Context, uop: UOp, a: list[str]) -> str:
+    if uop.dtype.name in _SMALL_FLOATS:
+        return ctx.rounded(uop.dtype, f"(double){a[0]} / (double){a[1]}")
+    return f"({a[0]} / {a[1]})"
+
+
+def _max_min(is_max: bool) -> Render:
+    def render(ctx: Context, uop: UOp, a: list[str]) -> str:
+        if uop.dtype.is_float:
+            return f"{ctx.helpers.max_min(uop.dtype, is_max)}({a[0]}, {a[1]})"
+        better = ">" if is_max else "<"
+        return f"({a[0]} {better} {a[1]} ? {a[0]} : {a[1]})"
+
+    return render
+
+
+def _compare(c_op: str) -> Render:
+    # C's comparisons are IEEE's: with a NaN only != holds. Operands share one type, so the usual
+    # conversions change no value.
+    return lambda ctx, uop, a: f"({a[0]} {c_op} {a[1]})"
+
+
+def _bitwise(c_op: str) -> Render:
+    # On equal int types & | ^ act on the bits; narrow types promote to int, and the result fits.
+    return lambda ctx, uop, a: f"({value_ctype(uop.dtype)})({a[0]} {c_op} {a[1]})"
+
+
+def _count(uop: UOp, b: str) -> str:
+    """The shift count `b & (bits-1)` (uir.md 4); C leaves shifting by >= the width undefined."""
+    d = uop.dtype
+    return f"(({work_type(d)}){b} & {d.bits - 1}u)"
+
+
+def _shl(ctx: Context, uop: UOp, a: list[str]) -> str:
+    d = uop.dtype  # in unsigned: shifting a 1 into the sign bit of a signed int is undefined
+    return ctx.wrap(d, f"({work_type(d)}){a[0]} << {_count(uop, a[1])}")
+
+
+def _shr(ctx: Context, uop: UOp, a: list[str]) -> str:
+    d = uop.dtype
+    if d.signed:
+        return f"{ctx.helpers.shr(d)}({a[0]}, {a[1]})"
+    return f"({value_ctype(d)})({a[0]} >> {_count(uop, a[1])})"
+
+
+def _where(ctx: Context, uop: UOp, a: list[str]) -> str:
+    return f"({a[0]} ? {a[1]} : {a[2]})"
+
+
+def _float_math(single: str, double: str, small: str | None = None) -> Render:
+    """Unary float math: `single` on f32, `double` on f64, and on f16/bf16 the double version
+    rounded once. `small`, when given, is an exact float form for f16/bf16 (no rounding needed)."""
+
+    def render(ctx: Context, uop: UOp, a: list[str]) -> str:
+        d = uop.dtype
+        if d.name in _SMALL_FLOATS:
+            if small is not None:
+                return small.format(a[0])
+            return ctx.rounded(d, double.format(f"(double){a[0]}"))
+        return (single if d.name == "f32" else double).format(a[0])
+
+    return render
+
+
+def _cast(ctx: Context, uop: UOp, a: list[str]) -> str:
+    src, d, x = uop.src[0].dtype, uop.dtype, a[0]
+    if d.is_bool:
+        return f"({x} != 0)"  # NaN != 0 holds: NaN casts to true
+    if src.is_bool:
+        return f"({value_ctype(d)}){x}"
+    if d.is_int:
+        if src.is_float:
+            return f"{ctx.helpers.float_to_int(src, d)}({x})"
+        if d.signed:  # the low bits, through unsigned: C's narrowing to signed is impl-defined
+            return f"{ctx.helpers.as_signed(d)}(({bits_type(d)}){x})"
+        return f"({value_ctype(d)}){x}"  # conversion to unsigned is modulo 2^bits (C99 6.3.1.3)
+    # to a float
+    if d.name in _SMALL_FLOATS:
+        if src.is_int and src.bits == 64:
+            return ctx.rounded(d, f"{ctx.helpers.odd_double(src)}({x})")
+        return ctx.rounded(d, f"(double){x}")  # every other int and float is exact in double
+    # f32 and f64: C converts ints and doubles with one correct rounding (ties to even)
+    return f"({value_ctype(d)}){x}"
+
+
+def _bitcast(ctx: Context, uop: UOp, a: list[str]) -> str:
+    src, d = uop.src[0].dtype, uop.dtype
+    if src == d:
+        return a[0]
+    return ctx.helpers.from_bits(d, ctx.helpers.to_bits(src, a[0]))
+
+
+ALU_RENDER: dict[Op, Render] = {
+    Op.ADD: _number("+", "+"),
+    Op.SUB: _number("-", "-"),
+    Op.MUL: _number("*", "*"),
+    Op.NEG: _neg,
+    Op.IDIV: _idiv,
+    Op.MOD: _mod,
+    Op.FDIV: _fdiv,
+    Op.MAX: _max_min(True),
+    Op.MIN: _max_min(False),
+    Op.CMPLT: _compare("<"),
+    Op.CMPLE: _compare("<="),
+    Op.CMPEQ: _compare("=="),
+    Op.CMPNE: _compare("!="),
+    Op.AND: _bitwise("&"),
+    Op.OR: _bitwise("|"),
+    Op.XOR: _bitwise("^"),
+    Op.SHL: _shl,
+    Op.SHR: _shr,
+    Op.WHERE: _where,
+    Op.CAST: _cast,
+    Op.BITCAST: _bitcast,
+    Op.SQRT: _float_math("sqrtf({})", "sqrt({})"),  # correctly rounded (IEEE 754 requires it)
+    Op.RECIP: _float_math("(1.0f / {})", "(1.0 / {})"),
+    Op.TRUNC: _float_math("truncf({})", "trunc({})", small="truncf({})"),
+    # Within 2 ulp (uir.md 4): the double function rounded once to f32 is within 1.
+    Op.EXP2: _float_math("(float)exp2((double){})", "exp2({})"),
+    Op.LOG2: _float_math("(float)log2((double){})", "log2({})"),
+    Op.SIN: _float_math("(float)sin((double){})", "sin({})"),
+}
+assert set(ALU_RENDER) == ALU, "every ALU op needs a C rendering"
+
+
+class _Program:
+    """The statements of one program's entry point, built in execution order."""
+
+    def __init__(self, sink: UOp, abi: Layout) -> None:
+        self.sink = sink
+        self.abi = abi
+        self.helpers = Helpers()
+        self.ctx = Context(self.helpers)
+        self.names: dict[UOp, str] = {}
+        self.locals: dict[UOp, str] = {}
+        self.declarations: list[str] = []
+        self.body: list[str] = []
+
+    # memory -----------------------------------------------------------------------------------
+
+    def pointer(self, root: UOp) -> str:
+        if root.op is Op.BUFFER:
+            return f"buf{root.arg}"
+        if root not in self.locals:
+            name = f"local{len(self.locals)}"
+            self.locals[root] = name
+            ctype = storage_ctype(root.dtype)
+            self.declarations.append(f"{ctype} {name}[{root.type.size}] = {{0}};")
+        return self.locals[root]
+
+    def element(self, ref: UOp) -> str:
+        """The lvalue an INDEX of memory names (in range where its gate holds: uir.md 6.4)."""
+        w = window(ref.src[0])
+        index = self.names[ref.src[1]]
+        # Index from the window's start, a valid pointer: `buf[begin + i]` would add an index that
+        # a false gate leaves out of range, which C compilers flag as a possible overflow.
+        base = f"({self.pointer(w.root)} + {w.begin})" if w.begin else self.pointer(w.root)
+        return f"{base}[{index}]"
+
+    def gate(self, ref: UOp) -> str | None:
+        return self.names[ref.src[2]] if len(ref.src) == 3 else None
+
+    def load(self, uop: UOp) -> str:
+        ref = uop.src[0]
+        if ref.op is not Op.INDEX:
+            raise BackendError("a whole-buffer LOAD is not supported by the C backend yet")
+        value = self.decode(uop.dtype, self.element(ref))
+        gate = self.gate(ref)
+        # The gate guards the access itself: a false gate reads nothing (uir.md 6.2).
+        return f"{gate} ? {value} : 0" if gate else value
+
+    def store(self, uop: UOp) -> None:
+        ref, value = uop.src
+        if ref.op is not Op.INDEX:
+            raise BackendError("a whole-buffer STORE is not supported by the C backend yet")
+        dtype = value.dtype
+        text = f"{self.element(ref)} = {self.encode(dtype, self.names[value])};"
+        gate = self.gate(ref)
+        self.body.append(f"if ({gate}) {text}" if gate else text)
+
+    def decode(self, d: DType, element: str) -> str:
+        if d.is_bool:
+            return f"({element} != 0)"  # any nonzero byte is true; reading it as _Bool could trap
+        if d.name in _SMALL_FLOATS:
+            return self.helpers.from_bits(d, element)
+        return element
+
+    def encode(self, d: DType, value: str) -> str:
+        if d.is_bool:
+            return f"(uint8_t){value}"
+        if d.name in _SMALL_FLOATS:
+            return self.helpers.to_bits(d, value)
+        return value
+
+    # values -----------------------------------------------------------------------------------
+
+    def declare(self, uop: UOp, expr: str) -> None:
+        name = self.names[uop] = f"v{len(self.names)}"
+        self.body.append(f"const {value_ctype(uop.dtype)} {name} = {expr};")
+
+    def declare_array(self, uop: UOp, elements: list[str], static: bool = False) -> None:
+        name = self.names[uop] = f"v{len(self.names)}"
+        qualifier = "static const" if static else "const"
+        items = ", ".join(elements)
+        self.body.append(
+            f"{qualifier} {value_ctype(uop.dtype)} {name}[{len(elements)}] = {{{items}}};"
+        )
+
+    def alu(self, uop: UOp) -> None:
+        render = ALU_RENDER[uop.op]
+        if not uop.type.shape:
+            self.declare(uop, render(self.ctx, uop, [self.names[s] for s in uop.src]))
+            return
+        # A shaped value computes elementwise (uir.md 8); all operands share its shape.
+        name = self.names[uop] = f"v{len(self.names)}"
+        expr = render(self.ctx, uop, [f"{self.names[s]}[e]" for s in uop.src])
+        self.body.append(f"{value_ctype(uop.dtype)} {name}[{uop.type.size}];")
+        self.body.append(f"for (int e = 0; e < {uop.type.size}; e++) {name}[e] = {expr};")
+
+    def statement(self, uop: UOp) -> None:
+        op = uop.op
+        if op in ALU:
+            self.alu(uop)
+        elif op is Op.CONST:
+            if uop.type.shape:
+                self.declare_array(uop, [_literal(v, uop.dtype) for v in uop.arg], static=True)
+            else:
+                self.declare(uop, _literal(uop.arg, uop.dtype))
+        elif op is Op.STACK:
+            self.declare_array(uop, [self.names[s] for s in uop.src])
+        elif op is Op.INDEX and not is_memory(uop.src[0]):
+            # proven in range by the verifier (uir.md 5): no check at run time
+            self.declare(uop, f"{self.names[uop.src[0]]}[{self.names[uop.src[1]]}]")
+        elif op is Op.LOAD:
+            self.declare(uop, self.load(uop))
+        elif op is Op.STORE:
+            self.store(uop)
+        elif op in (Op.BUFFER, Op.LOCAL, Op.AFTER, Op.SHRINK, Op.INDEX, Op.SINK):
+            pass  # memory references and places: they only steer the accesses that use them
+        else:
+            raise BackendError(f"the C backend cannot render {op} yet")
+
+    def outputs(self) -> None:
+        """Copy each value SINK source into its output pointer (abi.py)."""
+        for source, readback in zip(self.sink.src, self.abi.readbacks, strict=True):
+            if readback.output is None:
+                continue
+            out = f"out{readback.output}"
+            if source.type.shape:
+                value = self.encode(source.dtype, f"{self.names[source]}[e]")
+                self.body.append(
+                    f"for (int e = 0; e < {source.type.size}; e++) {out}[e] = {value};"
+                )
+            else:
+                self.body.append(f"{out}[0] = {self.encode(source.dtype, self.names[source])};")
+
+
+def _used_values(order: list[UOp]) -> set[UOp]:
+    """Values some rendered statement reads: a CONST that only initializes a BUFFER is not one."""
+    used: set[UOp] = set()
+    for uop in order:
+        if uop.op is not Op.BUFFER:
+            used.update(uop.src)
+    return used
+
+
+def _signature(abi: Layout, entry: str = ENTRY) -> str:
+    params = [f"{storage_ctype(b.type.dtype)} *buf{b.slot}" for b in abi.buffers]
+    params += [f"{storage_ctype(t.dtype)} *out{i}" for i, t in enumerate(abi.outputs)]
+    return f"void {entry}({', '.join(params) or 'void'})"
+
+
+def _describe(t: Type) -> str:
+    return f"{storage_ctype(t.dtype)}[{t.size}] ({t})"
+
+
+def _header(abi: Layout, entry: str) -> str:
+    lines = [
+        "/* Rendered by the UIR C backend (uir.backend.c). C99; compile with -ffp-contract=off.",
+        f" * Entry point: {_signature(abi, entry)};",
+        " * Buffers in slot order (they start with the program's initial contents and end with",
+        " * its final ones), then one output per SINK source computed as a value, in SINK order.",
+    ]
+    for b in abi.buffers:
+        lines.append(f" *   buf{b.slot}: global BUFFER slot {b.slot}, {_describe(b.type)}")
+    for i, t in enumerate(abi.outputs):
+        source = [r.output for r in abi.readbacks].index(i)
+        lines.append(f" *   out{i}: SINK source {source}, {_describe(t)}")
+    lines.append(
+        " * bool is uint8_t (0 or 1; nonzero reads as true); f16 and bf16 are their bits. */"
+    )
+    return "\n".join(lines)
+
+
+INCLUDES = "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n#include <string.h>"
+
+
+def render_c(sink: UOp, entry: str = ENTRY) -> str:
+    """The C translation unit of a verified program: header comment, helpers, entry point.
+
+    `entry` renames the entry point, so that several programs can share one library (tests)."""
+    flat = inline_calls(sink)
+    abi = layout(flat)
+    program = _Program(flat, abi)
+    order = schedule(flat)
+    used = _used_values(order)
+    for uop in order:
+        if uop.op is Op.CONST and uop not in used:
+            continue
+        program.statement(uop)
+    program.outputs()
+    # Parameters the body never touches (a buffer only read back) must not warn under -Wextra.
+    text = "\n".join(program.body)
+    unused = [f"(void){p};" for p in _parameter_names(abi) if not re.search(rf"\b{p}\b", text)]
+    lines = [*program.declarations, *unused, *program.body]
+    body = "\n".join(f"    {line}" for line in lines)
+    helpers = program.helpers.text()
+    parts = [_header(abi, entry), INCLUDES, helpers, f"{_signature(abi, entry)} {{\n{body}\n}}\n"]
+    return "\n\n".join(p for p in parts if p)
+
+
+def _parameter_names(abi: Layout) -> list[str]:
+    return [f"buf{b.slot}" for b in abi.buffers] + [f"out{i}" for i in range(len(abi.outputs))]

@@ -1,0 +1,26 @@
+"""Every planted bug of suites/week2/mutants_c.toml still applies: its `find` text occurs exactly
+once in its file under packages/*/src. (Whether the suites catch each one is `uir mutants`'s job;
+it takes minutes, so it is not run here.)"""
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+MUTANTS = tomllib.loads((ROOT / "suites" / "week2" / "mutants_c.toml").read_text())["mutant"]
+
+
+def test_there_are_at_least_fifteen_with_unique_names():
+    names = [m["name"] for m in MUTANTS]
+    assert len(names) >= 15 and len(set(names)) == len(names)
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m["name"] for m in MUTANTS])
+def test_the_planted_bug_applies(mutant):
+    assert set(mutant) == {"name", "description", "file", "find", "replace"}
+    path = ROOT / mutant["file"]
+    assert path.parts[len(ROOT.parts)] == "packages" and "src" in path.parts
+    text = path.read_text()
+    assert text.count(mutant["find"]) == 1
+    assert mutant["replace"] != mutant["find"]

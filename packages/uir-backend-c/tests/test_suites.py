@@ -1,0 +1,102 @@
+"""Every suite program that runs (expect-exit 0) gives the interpreter's output on `c`.
+
+All programs compile in one compiler run (compile_many); outputs are compared as printed text,
+and also against the file's own `# expect:` lines, which were worked out independently.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from uir.backend.c.plugin import CBackend, compile_many
+from uir.cli.main import main
+from uir.core import parse, verify
+from uir.core.interpret import evaluate
+from uir.core.output import format_value
+
+ROOT = Path(__file__).resolve().parents[3]
+SUITES = [ROOT / "suites" / "week1", ROOT / "suites" / "week2"]
+
+pytestmark = pytest.mark.skipif(not CBackend().available()[0], reason="no C compiler")
+
+
+def suite_files() -> list[Path]:
+    found = []
+    for directory in SUITES:
+        for path in sorted(directory.glob("*.uir")):
+            text = path.read_text()
+            if re.search(r"^# expect-exit: [1-9]", text, re.M) is None:
+                found.append(path)
+    return found
+
+
+def directives(text: str) -> tuple[list[str], int]:
+    """The `# expect:` lines and the ulp tolerance of a test file."""
+    expect, tolerance = [], 0
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        if line.startswith("# expect:"):
+            expect.append(line[len("# expect:") :].strip())
+        found = re.match(r"# tolerance: (\d+) ulp", line)
+        if found:
+            tolerance = int(found.group(1))
+    return expect, tolerance
+
+
+def ulps(a: np.ndarray, b: np.ndarray) -> int:
+    """The largest distance in units in the last place between two float arrays (NaN == NaN)."""
+    both_nan = np.isnan(a) & np.isnan(b)
+    width = {2: np.int16, 4: np.int32, 8: np.int64}[a.dtype.itemsize]
+    ia, ib = (np.asarray(x).view(width).astype(np.int64) for x in (a, b))
+    # Map the sign-magnitude bit patterns onto a line where adjacent floats differ by 1.
+    ia, ib = (np.where(x < 0, np.iinfo(width).min - x, x) for x in (ia, ib))
+    return int(np.max(np.where(both_nan, 0, np.abs(ia - ib)), initial=0))
+
+
+@pytest.fixture(scope="module")
+def programs():
+    files = suite_files()
+    parsed = []
+    for path in files:
+        program = parse(path.read_text(), str(path))
+        verify(program)
+        parsed.append(program)
+    compiled = compile_many([p.sink for p in parsed])
+    return list(zip(files, parsed, compiled, strict=True))
+
+
+def test_the_suites_are_there(programs):
+    assert len(programs) >= 300
+
+
+def test_every_suite_program_gives_the_interpreters_output_on_c(programs):
+    mismatches = []
+    for path, program, compiled in programs:
+        expect, tolerance = directives(path.read_text())
+        c_values = compiled.run()
+        interp_values = evaluate(program.sink)
+        for source, c, ref in zip(program.sink.src, c_values, interp_values, strict=True):
+            if tolerance and source.dtype.is_float:
+                if ulps(c, ref) > tolerance:
+                    mismatches.append((path.name, c, ref))
+            elif format_value(c, source.dtype) != format_value(ref, source.dtype):
+                mismatches.append((path.name, c, ref))
+        if not tolerance:
+            pairs = zip(c_values, program.sink.src, strict=True)
+            printed = [format_value(v, s.dtype) for v, s in pairs]
+            if printed != expect:
+                mismatches.append((path.name, printed, expect))
+    assert mismatches == []
+
+
+@pytest.mark.parametrize("name", ["call_spec_example.uir", "idiv_int_min_by_minus_one.uir"])
+def test_uir_run_backend_c_prints_the_expected_lines(name, capsys):
+    path = ROOT / "suites" / "week1" / name
+    expect, _ = directives(path.read_text())
+    assert main(["run", "--backend", "c", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines() == expect
