@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from uir.core import UIRError
 from uir.core.errors import UsageError
 
-from . import plugins_command, program_commands
+from . import grading_commands, plugins_command, program_commands
 
 
 class _Parser(argparse.ArgumentParser):
@@ -18,7 +18,7 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
-COMMAND_MODULES = (program_commands, plugins_command)
+COMMAND_MODULES = (program_commands, plugins_command, grading_commands)
 
 
 def _plugin_option(parser: argparse.ArgumentParser, dest: str) -> None:

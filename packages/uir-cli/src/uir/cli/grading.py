@@ -1,0 +1,169 @@
+"""What `uir test` and `uir mutants` do once their arguments are parsed (spec/grading.md)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from uir.core.errors import UsageError
+
+from . import grading_commands, mutants, report
+from .forkserver import ForkServer
+from .harness import (
+    Compiler,
+    reference_compiler,
+    reference_run_args,
+    run_tests,
+    student_compiler,
+)
+from .limits import Limits
+from .testfile import collect_tests
+
+# `uir test` and `uir mutants` exit 0 when everything passed, and this when the run completed
+# but something did not pass; 1 stays the usage and I/O error of uir.md section 11.
+NOT_PASSED = grading_commands.NOT_PASSED
+
+
+def limits_from(args: argparse.Namespace) -> Limits:
+    cpu = args.cpu_limit if args.cpu_limit is not None else math.ceil(args.timeout)
+    return Limits(
+        wall_s=args.timeout,
+        cpu_s=cpu,
+        memory_mb=args.memory_limit,
+        output_bytes=args.output_limit,
+    )
+
+
+def _collect(paths: list[str]) -> list[str]:
+    try:
+        tests = collect_tests(paths)
+    except FileNotFoundError as exc:
+        raise UsageError(f"no such file or directory: {exc.args[0]}") from exc
+    if not tests:
+        raise UsageError(f"no .uir tests in {' '.join(paths)}")
+    return tests
+
+
+def compiler_from(args: argparse.Namespace) -> Compiler:
+    if args.compiler is None:
+        return reference_compiler(args.backend, args.plugin_modules)
+    if args.backend is not None or args.plugin_modules:
+        raise UsageError(
+            "--backend and -p apply to this installation; "
+            "a --compiler is always run as 'CMD run FILE'"
+        )
+    try:
+        return student_compiler(args.compiler)
+    except ValueError as exc:
+        raise UsageError(f"--compiler: {exc}") from exc
+
+
+def test(args: argparse.Namespace) -> int:
+    tests = _collect(args.paths)
+    compiler = compiler_from(args)
+    limits = limits_from(args)
+    progress = report.Progress(sys.stderr, len(tests))
+    began = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        if args.fork_server:
+            if args.compiler is not None:
+                raise UsageError("--fork-server runs this installation; it takes no --compiler")
+            server = stack.enter_context(ForkServer(pythonpath=os.environ.get("PYTHONPATH", "")))
+            compiler = Compiler(("uir",), compiler.run_args, None, server)
+        stack.callback(progress.finish)
+        results = run_tests(tests, compiler, limits, args.jobs, progress.update)
+    duration = time.monotonic() - began
+    failures = [r for r in results if not r.passed]
+    text = [report.failure_details(r) for r in failures]
+    text.append(report.summary_table(results, compiler.command, duration))
+    print("\n".join(text))
+    if args.json:
+        _write(
+            args.json, report.json_report(results, compiler.command, limits, args.jobs, duration)
+        )
+    return NOT_PASSED if failures else 0
+
+
+def _write(path: str, document: dict[str, object]) -> None:
+    try:
+        report.write_json(path, document)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def _only(mutant_list: list[mutants.Mutant], names: list[str]) -> list[mutants.Mutant]:
+    wanted = [n for group in names for n in group.split(",") if n]
+    known = {m.name for m in mutant_list}
+    unknown = [n for n in wanted if n not in known]
+    if unknown:
+        raise UsageError(f"--only: no planted bug named {', '.join(unknown)}")
+    return [m for m in mutant_list if m.name in wanted] if wanted else mutant_list
+
+
+def plant_and_run(args: argparse.Namespace) -> int:
+    suite = Path(args.suite)
+    if not suite.is_dir():
+        raise UsageError(f"{args.suite} is not a suite directory")
+    mutants_file = Path(args.mutants) if args.mutants else suite / "mutants.toml"
+    try:
+        planted = _only(mutants.load_mutants(mutants_file), args.only)
+    except mutants.MutantsFileError as exc:
+        raise UsageError(str(exc)) from exc
+    root = Path(args.root).resolve() if args.root else mutants.repository_root(suite)
+    if root is None or not mutants.is_repository(root):
+        raise UsageError(
+            "cannot find the sources to plant bugs in (a directory holding packages/*/src/uir "
+            "above the suite or this installation); name it with --root"
+        )
+    tests = _collect([str(suite)])
+    run_args = reference_run_args(args.backend, args.plugin_modules)
+    command = shlex.join(["uir", *run_args])
+    limits = limits_from(args)
+    print(
+        f"planting {len(planted)} bugs from {mutants_file} in copies of {root}/packages/*/src; "
+        f"suite {suite}: {len(tests)} tests, each run as `{command} FILE`",
+        file=sys.stderr,
+    )
+    progress = report.Progress(
+        sys.stderr, len(tests) * len(mutants.option_sets(planted)), "baseline "
+    )
+
+    def on_mutant(result: mutants.MutantResult) -> None:
+        progress.finish()  # the baseline's, the first time
+        print(report.mutant_line(result), file=sys.stderr, flush=True)
+
+    began = time.monotonic()
+    run = mutants.run_mutants(
+        root,
+        tests,
+        planted,
+        run_args,
+        limits,
+        args.jobs,
+        not args.no_fork_server,
+        progress.update,
+        on_mutant,
+    )
+    progress.finish()
+    duration = time.monotonic() - began
+    out = [report.failure_details(r) for r in [*run.bad_tests, *run.baseline_failures]]
+    if run.bad_tests or run.baseline_failures:
+        out.append(
+            f"the suite does not pass on the unchanged sources ({len(run.baseline_failures)} "
+            f"failed, {len(run.bad_tests)} malformed): no bug was run"
+        )
+    else:
+        out.append(report.mutants_table(run, duration))
+    print("\n".join(out))
+    if args.json:
+        _write(
+            args.json,
+            report.mutants_json(run, str(suite), str(mutants_file), str(root), command, duration),
+        )
+    return 0 if run.ok else NOT_PASSED

@@ -1,0 +1,164 @@
+"""The grading commands' command lines: `uir test` runs test files through a compiler, `uir mutants`
+runs a suite against planted bugs (spec/grading.md). The work is in grading.py."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+
+from .limits import MIB, Limits
+
+# The exit status when a run completed but something did not pass (grading.py returns it).
+NOT_PASSED = 5
+
+
+def default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+# The handlers import grading.py when they run, not at the top: every `uir run` builds this
+# parser, and start-up time is paid once per test run, tens of thousands in a mutants run.
+
+
+def test_command(args: argparse.Namespace) -> int:
+    from . import grading
+
+    return grading.test(args)
+
+
+def mutants_command(args: argparse.Namespace) -> int:
+    from . import grading
+
+    return grading.plant_and_run(args)
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by `test` and `mutants`: parallelism, limits, backend."""
+    parser.add_argument(
+        "--backend", metavar="NAME", help="run this installation's `uir run --backend NAME FILE`"
+    )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=_positive_int,
+        default=default_jobs(),
+        metavar="N",
+        help="tests run at once (default: the number of CPUs, %(default)s here)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=10.0,
+        metavar="S",
+        help="wall-clock seconds per test before the compiler is killed (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--cpu-limit",
+        type=_non_negative_int,
+        metavar="S",
+        help="CPU seconds per test, 0 for none (default: the timeout, rounded up)",
+    )
+    parser.add_argument(
+        "--memory-limit",
+        type=_non_negative_int,
+        default=Limits.memory_mb,
+        metavar="MB",
+        help="address space per test in MiB, 0 for none (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--output-limit",
+        type=_positive_int,
+        default=MIB,
+        metavar="BYTES",
+        help="standard output (and error) per test before the compiler is killed "
+        "(default: %(default)s)",
+    )
+
+
+def register(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    test = commands.add_parser(
+        "test",
+        parents=[common],
+        help="run .uir test files through a compiler and judge its output and exit code",
+        description="Run each test file through `CMD run FILE` in a fresh scratch directory, "
+        "under time, memory and output limits, and compare standard output and the exit code "
+        "with the test's directives. Exit status: 0 when every test passed, "
+        f"{NOT_PASSED} when some did not, 1 on a usage error. See spec/grading.md.",
+    )
+    test.add_argument("paths", nargs="+", metavar="PATH", help="test files or directories")
+    test.add_argument(
+        "--compiler",
+        metavar="CMD",
+        help="the compiler under test, run as 'CMD run FILE' (default: this installation)",
+    )
+    add_run_options(test)
+    test.add_argument(
+        "--fork-server",
+        action="store_true",
+        help="fork each run of this installation from a preloaded Python instead of starting "
+        "`python -m uir.cli.main` (several times faster; the same verdicts)",
+    )
+    test.add_argument("--json", metavar="FILE", help="also write the JSON report to FILE")
+    test.set_defaults(handler=test_command)
+
+    planted = commands.add_parser(
+        "mutants",
+        parents=[common],
+        help="run a suite against each planted bug of its mutants.toml; every bug must be caught",
+        description="Copy the sources (packages/*/src) of the repository holding SUITE, plant "
+        "one bug in each copy, and run the whole suite on every copy, reporting for each bug "
+        "the tests that catch it. Exit status: 0 when the suite passes unchanged and catches "
+        f"every bug, {NOT_PASSED} otherwise (a bug that no longer applies included), 1 on a "
+        "usage error. See spec/grading.md.",
+    )
+    planted.add_argument("suite", metavar="SUITE", help="a suite directory")
+    planted.add_argument(
+        "--mutants", metavar="FILE", help="the planted bugs (default: SUITE/mutants.toml)"
+    )
+    planted.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="NAME[,NAME]",
+        help="run only these bugs (repeatable)",
+    )
+    planted.add_argument(
+        "--root",
+        metavar="DIR",
+        help="the repository whose packages/*/src are copied (default: the nearest above "
+        "SUITE that has them, else the one this uir is installed from)",
+    )
+    add_run_options(planted)
+    planted.add_argument(
+        "--no-fork-server",
+        action="store_true",
+        help="start every run as a new `python -m uir.cli.main` instead of forking a "
+        "preloaded one (slower; the same verdicts)",
+    )
+    planted.add_argument("--json", metavar="FILE", help="also write the JSON report to FILE")
+    planted.set_defaults(handler=mutants_command)

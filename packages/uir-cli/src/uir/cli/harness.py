@@ -1,0 +1,182 @@
+"""Running tests through a compiler under test, each in a fresh scratch directory.
+
+The compiler never sees a test file: it gets a copy of the program with the directives removed
+(testfile.py), alone in a new temporary directory that is its working directory and its TMPDIR,
+and it runs under the limits of sandbox.py. The contract is `CMD run FILE` (uir.md section 11).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import stat
+import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .judge import Verdict, judge
+from .limits import Limits
+from .sandbox import ExecLauncher, Launcher, run_limited
+from .testfile import TestFile, TestFileError, read_test
+
+
+@dataclass(frozen=True)
+class Compiler:
+    """How to run the compiler under test: `argv + run_args + [FILE]` with FILE in its cwd."""
+
+    argv: tuple[str, ...]
+    run_args: tuple[str, ...] = ("run",)
+    env: Mapping[str, str] | None = None  # None: the environment `uir test` runs in
+    launcher: Launcher = field(default_factory=ExecLauncher)
+
+    @property
+    def command(self) -> str:
+        """The command line as a shell would take it, FILE left out."""
+        return shlex.join([*self.argv, *self.run_args])
+
+
+def reference_run_args(backend: str | None = None, plugins: Sequence[str] = ()) -> tuple[str, ...]:
+    """`run`, and the options of `uir run` that pick a backend and load plugin modules."""
+    words = ["run"]
+    for module in plugins:
+        words += ["-p", module]
+    if backend:
+        words += ["--backend", backend]
+    return tuple(words)
+
+
+def reference_compiler(backend: str | None = None, plugins: Sequence[str] = ()) -> Compiler:
+    """This installation of `uir`, run as `python -m uir.cli.main run [--backend NAME] FILE`."""
+    return Compiler((sys.executable, "-m", "uir.cli.main"), reference_run_args(backend, plugins))
+
+
+def student_compiler(command: str) -> Compiler:
+    """A compiler given as a command line (`--compiler CMD`), shell-split.
+
+    The compiler runs in a scratch directory, so relative paths are resolved here, against the
+    directory `uir test` runs in: the program when its name has a `/` (a bare name is looked up
+    on PATH), and every later argument that names an existing file or directory (so that
+    `python3 main.py` works).
+    """
+    argv = shlex.split(command)
+    if not argv:
+        raise ValueError("the compiler command is empty")
+    program = argv[0]
+    if os.sep in program:
+        argv[0] = os.path.abspath(program)
+    else:
+        argv[0] = shutil.which(program) or program  # not found: reported per test
+    for i, word in enumerate(argv[1:], start=1):
+        if not word.startswith("-") and not os.path.isabs(word) and os.path.exists(word):
+            argv[i] = os.path.abspath(word)
+    return Compiler(tuple(argv))
+
+
+@dataclass(frozen=True)
+class TestResult:
+    __test__ = False  # not a pytest test class
+
+    path: str
+    verdict: Verdict
+    detail: str
+    expected_exit: int | None  # None for a bad test
+    actual_exit: int | None  # None unless the compiler exited by itself
+    signal: int | None
+    expected_lines: tuple[str, ...]
+    actual_lines: tuple[str, ...]
+    tolerance_ulp: int | None
+    stderr: str  # the start of the compiler's standard error
+    duration_s: float
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict is Verdict.PASS
+
+
+def _remove_tree(path: str) -> None:
+    """Remove a scratch directory, even one whose permissions the compiler changed."""
+
+    def retry(function: Callable[[str], object], name: str, *_: object) -> None:
+        try:
+            os.chmod(os.path.dirname(name), stat.S_IRWXU)
+            if os.path.isdir(name) and not os.path.islink(name):
+                os.chmod(name, stat.S_IRWXU)
+            function(name)
+        except OSError:
+            pass  # left for the system's temporary-file cleaner
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=retry)
+    else:
+        shutil.rmtree(path, onerror=retry)
+
+
+def bad_test_result(path: str, error: TestFileError) -> TestResult:
+    """The result of a test file that could not be read as a test: nothing ran."""
+    return TestResult(path, Verdict.BAD_TEST, str(error), None, None, None, (), (), None, "", 0.0)
+
+
+def run_test(path: str, compiler: Compiler, limits: Limits) -> TestResult:
+    """Run one test file through `compiler` and judge it. Never raises for the compiler's sake."""
+    try:
+        test = read_test(path)
+    except TestFileError as error:
+        return bad_test_result(path, error)
+    return run_parsed_test(test, compiler, limits)
+
+
+def run_parsed_test(test: TestFile, compiler: Compiler, limits: Limits) -> TestResult:
+    scratch = tempfile.mkdtemp(prefix="uir-test-")
+    try:
+        name = Path(test.path).name
+        Path(scratch, name).write_bytes(test.program_bytes)
+        env = dict(os.environ if compiler.env is None else compiler.env)
+        env["TMPDIR"] = scratch  # the compiler's temporary files go where they are cleaned up
+        argv = [*compiler.argv, *compiler.run_args, name]
+        outcome = run_limited(compiler.launcher, argv, scratch, env, limits)
+    finally:
+        _remove_tree(scratch)
+    judgement = judge(test, outcome)
+    return TestResult(
+        path=test.path,
+        verdict=judgement.verdict,
+        detail=judgement.detail,
+        expected_exit=test.expected_exit,
+        actual_exit=outcome.exit_code,
+        signal=outcome.signal,
+        expected_lines=test.expected_lines,
+        actual_lines=judgement.actual_lines,
+        tolerance_ulp=test.tolerance_ulp,
+        stderr=outcome.stderr.decode("utf-8", errors="replace"),
+        duration_s=outcome.duration_s,
+    )
+
+
+def run_tests(
+    paths: Sequence[str],
+    compiler: Compiler,
+    limits: Limits,
+    jobs: int,
+    on_result: Callable[[TestResult], None] | None = None,
+) -> list[TestResult]:
+    """Run every test, `jobs` at a time; the results come back in the order of `paths`.
+
+    `on_result` is called in this thread as each test finishes (for progress).
+    """
+    results: dict[str, TestResult] = {}
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
+        futures = {pool.submit(run_test, p, compiler, limits): p for p in paths}
+        for future in as_completed(futures):
+            result = future.result()
+            results[futures[future]] = result
+            if on_result is not None:
+                on_result(result)
+    finally:
+        # On an interrupt, start nothing new; the running tests end by their own deadlines.
+        pool.shutdown(wait=True, cancel_futures=True)
+    return [results[p] for p in paths]

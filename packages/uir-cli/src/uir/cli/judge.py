@@ -1,0 +1,149 @@
+"""Judging one run against its test: the verdicts of spec/grading.md.
+
+Standard output must equal the expected lines, each ended by a line feed, byte for byte
+(spec/uir-week1.md section 12). A test declaring `# tolerance: N ulp` instead compares line by line
+and token by token, each pair of tokens as f32 values at most N ulp apart.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import signal
+import struct
+from dataclasses import dataclass
+
+from .sandbox import Outcome, Status
+from .testfile import TestFile
+
+# A finite float or an infinity as uir.md section 11 prints it (`nan` matches only itself).
+FLOAT_TOKEN = re.compile(r"-?(?:(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|inf)")
+
+
+class Verdict(enum.Enum):
+    PASS = "pass"
+    FAIL = "fail"  # the right exit code, the wrong standard output
+    WRONG_EXIT = "wrong-exit"  # the wrong exit code
+    TIMEOUT = "timeout"  # past the wall-clock or CPU-time limit
+    CRASH = "crash"  # killed by a signal
+    OUTPUT_LIMIT = "output-limit"  # standard output or error over the cap
+    CANNOT_START = "cannot-start"  # the compiler could not be started
+    BAD_TEST = "bad-test"  # the test file itself is malformed; nothing ran
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: Verdict
+    detail: str  # one line saying why, empty for a pass
+    actual_lines: tuple[str, ...]
+
+
+def output_lines(stdout: bytes) -> tuple[str, ...]:
+    """Standard output as lines; a final line feed ends the last line rather than starting one."""
+    text = stdout.decode("utf-8", errors="replace")
+    if not text:
+        return ()
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return tuple(lines)
+
+
+def expected_output(lines: tuple[str, ...]) -> bytes:
+    return "".join(line + "\n" for line in lines).encode("utf-8")
+
+
+def _f32_bits(token: str) -> int | None:
+    """The f32 bit pattern of an output token read as a float, or None when it is not one.
+
+    Only the spellings of uir.md section 11 count (Python's float() also takes `1_0`, `Infinity`).
+    """
+    if not FLOAT_TOKEN.fullmatch(token):
+        return None
+    value = float(token)
+    try:
+        return struct.unpack("<I", struct.pack("<f", value))[0]
+    except OverflowError:  # a finite decimal beyond f32's range: not an f32 output
+        return None
+
+
+def _position(bits: int) -> int:
+    """The place of an f32 in the ordered sequence of all non-NaN f32 values, -0 and +0 sharing
+    one (spec/uir-week1.md section 12): the largest finite value and inf are neighbours."""
+    magnitude = bits & 0x7FFFFFFF
+    return -magnitude if bits >> 31 else magnitude
+
+
+def tokens_match(expected: str, actual: str, ulps: int) -> bool:
+    """One space-separated token: equal text, or f32 values at most `ulps` positions apart.
+
+    `nan` matches only `nan`; tokens that are not f32 outputs (bools) must be equal.
+    """
+    if expected == actual:
+        return True
+    a, b = _f32_bits(expected), _f32_bits(actual)
+    if a is None or b is None:
+        return False
+    return abs(_position(a) - _position(b)) <= ulps
+
+
+def lines_match(expected: str, actual: str, ulps: int | None) -> bool:
+    if expected == actual:
+        return True
+    if ulps is None:
+        return False
+    want, got = expected.split(" "), actual.split(" ")
+    return len(want) == len(got) and all(
+        tokens_match(w, g, ulps) for w, g in zip(want, got, strict=True)
+    )
+
+
+def first_difference(
+    expected: tuple[str, ...], actual: tuple[str, ...], ulps: int | None
+) -> int | None:
+    """The index of the first line that differs, or None when all match."""
+    for i, (want, got) in enumerate(zip(expected, actual, strict=False)):
+        if not lines_match(want, got, ulps):
+            return i
+    if len(expected) != len(actual):
+        return min(len(expected), len(actual))
+    return None
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def judge(test: TestFile, outcome: Outcome) -> Judgement:
+    """The verdict on one run of `test`."""
+    actual = output_lines(outcome.stdout)
+    if outcome.status is Status.CANNOT_START:
+        return Judgement(Verdict.CANNOT_START, outcome.message, actual)
+    if outcome.status is Status.TIMEOUT:
+        return Judgement(Verdict.TIMEOUT, "still running at the wall-clock limit: killed", actual)
+    if outcome.status is Status.OUTPUT_LIMIT:
+        return Judgement(Verdict.OUTPUT_LIMIT, "wrote more output than the limit: killed", actual)
+    if outcome.status is Status.SIGNALED:
+        assert outcome.signal is not None
+        if outcome.signal == signal.SIGXCPU:
+            return Judgement(Verdict.TIMEOUT, "past the CPU-time limit (SIGXCPU)", actual)
+        return Judgement(Verdict.CRASH, f"killed by {signal_name(outcome.signal)}", actual)
+    if outcome.exit_code != test.expected_exit:
+        detail = f"exit code {outcome.exit_code}, expected {test.expected_exit}"
+        return Judgement(Verdict.WRONG_EXIT, detail, actual)
+    if test.tolerance_ulp is None and outcome.stdout == expected_output(test.expected_lines):
+        return Judgement(Verdict.PASS, "", actual)
+    index = first_difference(test.expected_lines, actual, test.tolerance_ulp)
+    if index is None:
+        if outcome.stdout and not outcome.stdout.endswith(b"\n"):
+            return Judgement(Verdict.FAIL, "the last line does not end with a line feed", actual)
+        if test.tolerance_ulp is not None:
+            return Judgement(Verdict.PASS, "", actual)
+        # Equal lines, unequal bytes: what differs is invisible once split into lines.
+        return Judgement(Verdict.FAIL, "the output differs in bytes the lines do not show", actual)
+    want = test.expected_lines[index] if index < len(test.expected_lines) else "(no line)"
+    got = actual[index] if index < len(actual) else "(no line)"
+    return Judgement(Verdict.FAIL, f"line {index + 1}: expected {want!r}, got {got!r}", actual)

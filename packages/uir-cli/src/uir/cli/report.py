@@ -1,0 +1,286 @@
+"""What `uir test` and `uir mutants` show and write: progress, failure details, summary tables,
+and the JSON reports for autograders (their schemas are documented in spec/grading.md; bump
+SCHEMA_VERSION on any change that could break a reader)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from .harness import TestResult
+from .judge import Verdict, signal_name
+from .limits import Limits
+from .mutants import MutantResult, MutantsRun
+from .mutants import Status as MutantStatus
+
+SCHEMA_VERSION = 1
+# One character per finished test when progress goes to a file or pipe.
+PROGRESS_MARK = {
+    Verdict.PASS: ".",
+    Verdict.FAIL: "F",
+    Verdict.WRONG_EXIT: "E",
+    Verdict.TIMEOUT: "T",
+    Verdict.CRASH: "C",
+    Verdict.OUTPUT_LIMIT: "O",
+    Verdict.CANNOT_START: "N",
+    Verdict.BAD_TEST: "B",
+}
+MARKS_PER_LINE = 60
+# Failure details show at most this many lines of each of expected, actual and stderr.
+SHOWN_LINES = 20
+
+
+class Progress:
+    """Progress on a stream: one line rewritten in place on a terminal, marks otherwise."""
+
+    def __init__(self, stream: TextIO, total: int, label: str = "") -> None:
+        self.stream = stream
+        self.total = total
+        self.label = label
+        self.done = 0
+        self.failed = 0
+        self.tty = stream.isatty()
+        self.finished = False
+
+    def update(self, result: TestResult) -> None:
+        self.done += 1
+        self.failed += not result.passed
+        if self.tty:
+            width = shutil.get_terminal_size().columns
+            failed = f", {self.failed} not passed" if self.failed else ""
+            line = f"{self.label}[{self.done}/{self.total}{failed}] {Path(result.path).name}"
+            self.stream.write("\r" + line[: width - 1].ljust(width - 1))
+        else:
+            self.stream.write(PROGRESS_MARK[result.verdict])
+            if self.done % MARKS_PER_LINE == 0 and self.done < self.total:
+                self.stream.write("\n")
+        self.stream.flush()
+
+    def finish(self) -> None:
+        """End the progress display (once; later calls do nothing)."""
+        if self.done and not self.finished:
+            self.finished = True
+            if self.tty:
+                width = shutil.get_terminal_size().columns
+                self.stream.write("\r" + " " * (width - 1) + "\r")
+            else:
+                self.stream.write("\n")
+            self.stream.flush()
+
+
+def _excerpt(lines: Sequence[str], indent: str = "    ") -> list[str]:
+    shown = [indent + line for line in lines[:SHOWN_LINES]]
+    if len(lines) > SHOWN_LINES:
+        shown.append(f"{indent}... {len(lines) - SHOWN_LINES} more lines")
+    if not lines:
+        shown.append(indent + "(nothing)")
+    return shown
+
+
+def _exit_text(result: TestResult) -> str:
+    if result.signal is not None:
+        return f"killed by {signal_name(result.signal)}"
+    if result.actual_exit is None:
+        return "no exit code"
+    return f"exit {result.actual_exit}"
+
+
+def failure_details(result: TestResult) -> str:
+    """What a failed test expected and what it got."""
+    lines = [f"--- {result.path}: {result.verdict.value}: {result.detail}"]
+    if result.verdict is Verdict.BAD_TEST:
+        return "\n".join(lines)
+    tolerance = f", floats within {result.tolerance_ulp} ulp" if result.tolerance_ulp else ""
+    lines.append(f"  expected (exit {result.expected_exit}{tolerance}):")
+    lines += _excerpt(result.expected_lines)
+    lines.append(f"  actual ({_exit_text(result)}):")
+    lines += _excerpt(result.actual_lines)
+    if result.stderr.strip():
+        lines.append("  stderr:")
+        lines += _excerpt(result.stderr.rstrip("\n").split("\n"))
+    return "\n".join(lines)
+
+
+def verdict_counts(results: Sequence[TestResult]) -> dict[str, int]:
+    """Every verdict, in a fixed order, with how many tests got it (zeros included)."""
+    counts = {v.value: 0 for v in Verdict}
+    for r in results:
+        counts[r.verdict.value] += 1
+    return counts
+
+
+def summary_table(results: Sequence[TestResult], command: str, duration_s: float) -> str:
+    counts = verdict_counts(results)
+    passed = counts[Verdict.PASS.value]
+    lines = [
+        f"{len(results)} tests through `{command} FILE` in {duration_s:.1f} s",
+        f"  {'verdict':<14}{'tests':>6}",
+    ]
+    lines += [f"  {name:<14}{n:>6}" for name, n in counts.items() if n or name == "pass"]
+    lines.append(f"  {'total':<14}{len(results):>6}")
+    verdict = "all passed" if passed == len(results) else f"{len(results) - passed} not passed"
+    lines.append(f"{passed} of {len(results)} passed: {verdict}")
+    return "\n".join(lines)
+
+
+def result_entry(result: TestResult) -> dict[str, Any]:
+    return {
+        "path": result.path,
+        "name": Path(result.path).stem,
+        "verdict": result.verdict.value,
+        "detail": result.detail,
+        "expected_exit": result.expected_exit,
+        "actual_exit": result.actual_exit,
+        "signal": None if result.signal is None else signal_name(result.signal),
+        "expected_stdout": list(result.expected_lines),
+        "actual_stdout": list(result.actual_lines),
+        "tolerance_ulp": result.tolerance_ulp,
+        "stderr": result.stderr,
+        "duration_s": round(result.duration_s, 3),
+    }
+
+
+def json_report(
+    results: Sequence[TestResult], command: str, limits: Limits, jobs: int, duration_s: float
+) -> dict[str, Any]:
+    """The report of spec/grading.md, "The JSON report"."""
+    counts = verdict_counts(results)
+    passed = counts[Verdict.PASS.value]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "uir-test",
+        "compiler": command,
+        "limits": limits.as_dict(),
+        "jobs": jobs,
+        "duration_s": round(duration_s, 3),
+        "totals": {
+            "tests": len(results),
+            "passed": passed,
+            "not_passed": len(results) - passed,
+            "verdicts": counts,
+        },
+        "tests": [result_entry(r) for r in results],
+    }
+
+
+def write_json(path: str, report: dict[str, Any]) -> None:
+    """Write the report whole or not at all: a reader never sees half a file."""
+    temporary = f"{path}.tmp-{os.getpid()}"
+    with open(temporary, "w", encoding="utf-8") as stream:
+        json.dump(report, stream, indent=2, ensure_ascii=False)
+        stream.write("\n")
+    os.replace(temporary, path)
+
+
+# ---- uir mutants ----------------------------------------------------------------------------
+
+
+def mutant_line(result: MutantResult) -> str:
+    """One line of progress for a finished bug."""
+    if result.status is MutantStatus.CAUGHT:
+        return f"caught          {_label(result)}: by {len(result.catching)} tests"
+    if result.status is MutantStatus.NOT_CAUGHT:
+        return f"NOT CAUGHT      {_label(result)}"
+    return f"DOES NOT APPLY  {_label(result)}: {result.reason}"
+
+
+def _wrapped(words: Sequence[str], indent: int, width: int = 100) -> list[str]:
+    lines: list[str] = []
+    line = ""
+    for word in words:
+        if line and indent + len(line) + 2 + len(word) > width:
+            lines.append(line + ",")
+            line = word
+        else:
+            line = f"{line}, {word}" if line else word
+    lines.append(line)
+    return [(" " * indent if i else "") + text for i, text in enumerate(lines)]
+
+
+def _label(result: MutantResult) -> str:
+    """A bug's name, with the `uir run` options it is run under."""
+    options = " ".join(result.mutant.options)
+    return f"{result.mutant.name} ({options})" if options else result.mutant.name
+
+
+def mutants_table(run: MutantsRun, duration_s: float) -> str:
+    """Every bug, its result and every test that catches it; then the total."""
+    names = [_label(m) for m in run.mutants]
+    name_width = max([len(n) for n in names] + [len("bug")]) + 2
+    lines = [f"  {'bug':<{name_width}}{'result':<16}{'tests':>5}   catching tests"]
+    for m, name in zip(run.mutants, names, strict=True):
+        head = f"  {name:<{name_width}}"
+        if m.status is MutantStatus.DOES_NOT_APPLY:
+            lines.append(f"{head}{'DOES NOT APPLY':<16}{'':>5}   {m.reason}")
+            continue
+        result = "caught" if m.status is MutantStatus.CAUGHT else "NOT CAUGHT"
+        names = [Path(r.path).stem for r in m.catching] or ["-"]
+        indent = len(head) + 16 + 5 + 3
+        wrapped = _wrapped(names, indent)
+        lines.append(f"{head}{result:<16}{len(m.catching):>5}   {wrapped[0]}")
+        lines += wrapped[1:]
+    lines.append(mutants_total(run, duration_s))
+    return "\n".join(lines)
+
+
+def mutants_total(run: MutantsRun, duration_s: float) -> str:
+    planted = len(run.mutants)
+    missed = sum(m.status is MutantStatus.NOT_CAUGHT for m in run.mutants)
+    stale = sum(m.status is MutantStatus.DOES_NOT_APPLY for m in run.mutants)
+    minutes, seconds = divmod(round(duration_s), 60)
+    return (
+        f"caught {run.caught} of {planted} planted bugs ({missed} not caught, "
+        f"{stale} do not apply) in {minutes}m{seconds:02d}s"
+    )
+
+
+def mutants_json(
+    run: MutantsRun, suite: str, mutants_file: str, root: str, command: str, duration_s: float
+) -> dict[str, Any]:
+    """The mutants report of spec/grading.md, "The mutants report"."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "uir-mutants",
+        "suite": suite,
+        "mutants_file": mutants_file,
+        "root": root,
+        "compiler": command,
+        "duration_s": round(duration_s, 3),
+        "baseline": {
+            "tests": len(run.tests),
+            "bad_tests": [result_entry(r) for r in run.bad_tests],
+            "runs": [
+                {
+                    "options": list(options),
+                    "passed": sum(r.passed for r in results),
+                    "not_passed": [result_entry(r) for r in results if not r.passed],
+                }
+                for options, results in run.baselines.items()
+            ],
+        },
+        "totals": {
+            "planted": len(run.mutants),
+            "caught": run.caught,
+            "not_caught": sum(m.status is MutantStatus.NOT_CAUGHT for m in run.mutants),
+            "does_not_apply": sum(m.status is MutantStatus.DOES_NOT_APPLY for m in run.mutants),
+        },
+        "mutants": [
+            {
+                "name": m.mutant.name,
+                "description": m.mutant.description,
+                "file": m.mutant.file,
+                "options": list(m.mutant.options),
+                "status": m.status.value,
+                "reason": m.reason,
+                "caught_by": [
+                    {"path": r.path, "verdict": r.verdict.value, "detail": r.detail}
+                    for r in m.catching
+                ],
+            }
+            for m in run.mutants
+        ],
+    }

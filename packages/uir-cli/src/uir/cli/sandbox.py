@@ -1,0 +1,239 @@
+"""Running one untrusted command with limits (spec/grading.md, "The sandbox").
+
+The command runs in its own session (so a timeout can kill it and everything it started), with
+resource limits on CPU time, address space, file size and core dumps, a wall-clock deadline, and
+its standard output and error read with a size cap. Whatever the command does (crash, hang, flood
+its output, fail to exist) ends in an Outcome; nothing here raises for the command's misbehaviour.
+
+How the process is started is a Launcher: ExecLauncher runs a program (`subprocess`), and the
+fork server of forkserver.py starts a preloaded Python; both hand back a Started process that
+`run_limited` supervises the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from .limits import Limits, apply_rlimits
+
+# How much of standard error is kept for the report; the rest is read and counted, not kept.
+STDERR_KEPT = 16 * 1024
+# After a kill, how long to wait for the process to be reaped before giving up on it.
+REAP_S = 5.0
+# How often the reader looks whether the process has exited, and how long after its exit it
+# still reads what is on its way through the pipes.
+POLL_S = 0.05
+EXITED_GRACE_S = 0.25
+
+
+class Status(enum.Enum):
+    EXITED = "exited"  # ran to its end; see exit_code
+    SIGNALED = "signaled"  # killed by a signal we did not send; see signal
+    TIMEOUT = "timeout"  # still running at the deadline: killed
+    OUTPUT_LIMIT = "output-limit"  # wrote more than the cap: killed
+    CANNOT_START = "cannot-start"  # never ran; see message
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: Status
+    exit_code: int | None
+    signal: int | None
+    stdout: bytes
+    stderr: bytes  # the first STDERR_KEPT bytes
+    duration_s: float
+    message: str = ""
+
+
+class CannotStart(Exception):
+    """The command could not be started (not found, not executable, ...)."""
+
+
+class Started(Protocol):
+    """A running command whose output comes through two pipes."""
+
+    pid: int  # also its process group: it runs in a session of its own
+    stdout: int  # read ends of its standard output and error
+    stderr: int
+
+    def wait(self, timeout: float) -> int | None:
+        """The return code once it has exited (negative: killed by that signal), or None when it
+        is still running after `timeout` seconds."""
+        ...
+
+    def close(self) -> None:
+        """Release the pipes and whatever else the launcher holds for this process."""
+        ...
+
+
+class Launcher(Protocol):
+    def start(
+        self, argv: Sequence[str], cwd: str, env: Mapping[str, str], limits: Limits
+    ) -> Started:
+        """Start `argv` in `cwd` under `limits`, in a new session. Raises CannotStart."""
+        ...
+
+
+class _Popen:
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+        self.pid = process.pid
+        assert process.stdout is not None and process.stderr is not None
+        self.stdout = process.stdout.fileno()
+        self.stderr = process.stderr.fileno()
+
+    def wait(self, timeout: float) -> int | None:
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def close(self) -> None:
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def _preexec(rlimits: list[tuple[int, int, int]]) -> Callable[[], None]:
+    # Runs in the forked child before exec: only setrlimit calls, no imports, no locks, which is
+    # what keeps preexec_fn safe while other threads supervise other tests.
+    def apply() -> None:
+        apply_rlimits(rlimits)
+
+    return apply
+
+
+class ExecLauncher:
+    """Start a program with subprocess: the way any student compiler runs."""
+
+    def start(
+        self, argv: Sequence[str], cwd: str, env: Mapping[str, str], limits: Limits
+    ) -> Started:
+        try:
+            process = subprocess.Popen(
+                list(argv),
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                close_fds=True,
+                preexec_fn=_preexec(limits.rlimits()),
+            )
+        except FileNotFoundError as exc:
+            raise CannotStart(f"{argv[0]}: no such file or command") from exc
+        except PermissionError as exc:
+            raise CannotStart(f"{argv[0]}: permission denied") from exc
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:
+            raise CannotStart(f"{argv[0]}: {exc}") from exc
+        return _Popen(process)
+
+
+def kill_group(pid: int, alone_too: bool = True) -> None:
+    """SIGKILL the process group `pid` leads, and with `alone_too` the process itself in case it
+    has not made its session yet. Only a process not yet reaped may be killed alone: once reaped,
+    its pid may belong to someone else (a group id stays taken while any member lives)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        if alone_too:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
+
+@dataclass
+class _Streams:
+    cap: int
+    stdout: bytearray
+    stderr: bytearray
+    stderr_total: int = 0
+
+    @property
+    def over(self) -> bool:
+        return len(self.stdout) > self.cap or self.stderr_total > self.cap
+
+    def add(self, is_stdout: bool, chunk: bytes) -> None:
+        if is_stdout:
+            self.stdout += chunk
+        else:
+            self.stderr_total += len(chunk)
+            room = STDERR_KEPT - len(self.stderr)
+            if room > 0:
+                self.stderr += chunk[:room]
+
+
+def _read_until(process: Started, streams: _Streams, deadline: float) -> str:
+    """Read both pipes until both close ("eof"), the cap is passed ("over") or the deadline.
+
+    When the process has exited but something it started still holds a pipe open, reading
+    stops EXITED_GRACE_S later ("eof" too): the run is over, and the leftovers get killed.
+    """
+    exited_at: float | None = None
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ, True)
+        selector.register(process.stderr, selectors.EVENT_READ, False)
+        while selector.get_map():
+            now = time.monotonic()
+            if now >= deadline:
+                return "deadline"
+            if exited_at is None and process.wait(0) is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > EXITED_GRACE_S:
+                return "eof"
+            for key, _ in selector.select(min(deadline - now, POLL_S)):
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    selector.unregister(key.fd)
+                    continue
+                streams.add(key.data, chunk)
+                if streams.over:
+                    return "over"
+    return "eof"
+
+
+def run_limited(
+    launcher: Launcher, argv: Sequence[str], cwd: str, env: Mapping[str, str], limits: Limits
+) -> Outcome:
+    """Run `argv` to its end, or until a limit stops it, and say how it ended."""
+    began = time.monotonic()
+    deadline = began + limits.wall_s
+    try:
+        process = launcher.start(argv, cwd, env, limits)
+    except CannotStart as exc:
+        return Outcome(Status.CANNOT_START, None, None, b"", b"", 0.0, str(exc))
+    streams = _Streams(limits.output_bytes, bytearray(), bytearray())
+    try:
+        ended = _read_until(process, streams, deadline)
+        code = None
+        if ended == "eof":
+            # The process exited, or closed both pipes and may still be running.
+            code = process.wait(max(0.0, deadline - time.monotonic()))
+            if code is None:
+                ended = "deadline"
+        if code is None:
+            kill_group(process.pid)
+            process.wait(REAP_S)
+    finally:
+        kill_group(process.pid, alone_too=False)  # whatever it left behind in its session
+        process.close()
+    duration = time.monotonic() - began
+    stdout = bytes(streams.stdout[: limits.output_bytes])
+    stderr = bytes(streams.stderr)
+    if ended == "over":
+        return Outcome(Status.OUTPUT_LIMIT, None, None, stdout, stderr, duration)
+    if ended == "deadline":
+        return Outcome(Status.TIMEOUT, None, None, stdout, stderr, duration)
+    assert code is not None
+    if code < 0:
+        return Outcome(Status.SIGNALED, None, -code, stdout, stderr, duration)
+    return Outcome(Status.EXITED, code, None, stdout, stderr, duration)

@@ -1,0 +1,137 @@
+"""`uir test` and `uir mutants` on the command line: output, exit status, the JSON report."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from uir.cli.main import main
+
+HERE = Path(__file__).resolve().parent
+SUITE = HERE / "fixtures" / "suite"
+FAKE = HERE / "fixtures" / "compilers" / "fake_compiler.py"
+
+
+def test_a_passing_suite_exits_0_with_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["test", str(SUITE), "--jobs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "5 of 5 passed: all passed" in out
+    assert "pass" in out
+
+
+def test_failures_exit_5_and_show_expected_and_actual(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    report = tmp_path / "report.json"
+    command = f"{sys.executable} {FAKE} answer-6"
+    code = main(["test", str(SUITE / "add.uir"), "--compiler", command, "--json", str(report)])
+    assert code == 5
+    out = capsys.readouterr().out
+    assert "add.uir: fail: line 1: expected '5', got '6'" in out
+    assert "  expected (exit 0):\n    5\n  actual (exit 0):\n    6" in out
+    document = json.loads(report.read_text())
+    assert document["schema_version"] == 1
+    assert document["kind"] == "uir-test"
+    assert document["totals"]["tests"] == 1
+    assert document["totals"]["passed"] == 0
+    assert document["totals"]["verdicts"]["fail"] == 1
+    (entry,) = document["tests"]
+    assert entry["name"] == "add"
+    assert entry["verdict"] == "fail"
+    assert entry["expected_stdout"] == ["5"] and entry["actual_stdout"] == ["6"]
+    assert entry["expected_exit"] == 0 and entry["actual_exit"] == 0
+    assert set(entry) == {
+        "path",
+        "name",
+        "verdict",
+        "detail",
+        "expected_exit",
+        "actual_exit",
+        "signal",
+        "expected_stdout",
+        "actual_stdout",
+        "tolerance_ulp",
+        "stderr",
+        "duration_s",
+    }
+
+
+def test_a_crashing_compiler_is_reported_by_signal(capsys: pytest.CaptureFixture[str]) -> None:
+    command = f"{sys.executable} {FAKE} segfault"
+    assert main(["test", str(SUITE / "add.uir"), "--compiler", command]) == 5
+    assert "crash: killed by SIGSEGV" in capsys.readouterr().out
+
+
+def test_the_fork_server_gives_the_same_verdicts(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["test", str(SUITE), "--fork-server"]) == 0
+    assert "5 of 5 passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["test", "/nonexistent/suite"],
+        ["test", str(SUITE), "--compiler", "uirc", "--backend", "c"],
+        ["test", str(SUITE), "--compiler", ""],
+        ["test", str(SUITE), "--jobs", "0"],
+        ["test", str(SUITE), "--timeout", "-1"],
+        ["test", str(SUITE), "--fork-server", "--compiler", "uirc"],
+        ["mutants", "/nonexistent/suite"],
+        ["mutants", str(SUITE)],  # no mutants.toml there
+    ],
+)
+def test_usage_errors_exit_1(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 1
+    assert "error" in capsys.readouterr().err
+
+
+def test_an_empty_directory_has_no_tests(tmp_path: Path) -> None:
+    assert main(["test", str(tmp_path)]) == 1
+
+
+def test_mutants_reports_each_bug_and_exits_5_when_one_escapes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    shutil.copy(SUITE / "add.uir", suite)
+    (suite / "mutants.toml").write_text(
+        """
+[[mutant]]
+name = "add-subtracts"
+description = "ADD subtracts"
+file = "packages/uir-core/src/uir/core/semantics.py"
+find = '''
+    Op.ADD: _number(np.add),'''
+replace = '''
+    Op.ADD: _number(np.subtract),'''
+
+[[mutant]]
+name = "mul-squares-the-first"
+description = "MUL squares its first operand (the suite has no MUL test)"
+file = "packages/uir-core/src/uir/core/semantics.py"
+find = '''
+    Op.MUL: _number(np.multiply),'''
+replace = '''
+    Op.MUL: _number(lambda a, b: a * a),'''
+"""
+    )
+    report = tmp_path / "mutants.json"
+    # --root: the suite lives outside the repository whose sources are planted in.
+    root = str(HERE.parents[2])
+    argv = ["mutants", str(suite), "--root", root, "--json", str(report)]
+    assert main(argv) == 5
+    out = capsys.readouterr().out
+    assert "caught 1 of 2 planted bugs (1 not caught, 0 do not apply)" in out
+    document = json.loads(report.read_text())
+    assert document["kind"] == "uir-mutants"
+    assert document["totals"] == {"planted": 2, "caught": 1, "not_caught": 1, "does_not_apply": 0}
+    first, second = document["mutants"]
+    assert first["status"] == "caught"
+    assert [c["path"] for c in first["caught_by"]] == [str(suite / "add.uir")]
+    assert second["status"] == "not-caught" and second["caught_by"] == []
+    assert main([*argv[:-2], "--only", "add-subtracts"]) == 0

@@ -1,0 +1,103 @@
+"""Judging a run: exact lines, the ulp tolerance, and the verdict for each way a run ends."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from uir.cli.judge import Verdict, judge, lines_match, output_lines, tokens_match
+from uir.cli.sandbox import Outcome, Status
+from uir.cli.testfile import parse_test
+
+PROGRAM = "%a = CONST i32 5\n%out = SINK void %a\n"
+
+
+def _exited(stdout: bytes, code: int = 0) -> Outcome:
+    return Outcome(Status.EXITED, code, None, stdout, b"", 0.1)
+
+
+def test_output_must_match_byte_for_byte() -> None:
+    test = parse_test("# expect: 1 2\n# expect: 3\n" + PROGRAM, "t")
+    assert judge(test, _exited(b"1 2\n3\n")).verdict is Verdict.PASS
+    missing_newline = judge(test, _exited(b"1 2\n3"))
+    assert missing_newline.verdict is Verdict.FAIL
+    assert "line feed" in missing_newline.detail
+    assert judge(test, _exited(b"1 2\r\n3\r\n")).verdict is Verdict.FAIL
+    assert judge(test, _exited(b"1 2\n3\n\n")).verdict is Verdict.FAIL
+
+
+def test_a_final_newline_ends_the_last_line() -> None:
+    assert output_lines(b"1\n2\n") == ("1", "2")
+    assert output_lines(b"1\n2") == ("1", "2")
+    assert output_lines(b"") == ()
+    assert output_lines(b"\n") == ("",)
+
+
+def test_without_a_tolerance_lines_compare_exactly() -> None:
+    assert lines_match("1 2", "1 2", None)
+    assert not lines_match("1 2", "1  2", None)
+    assert not lines_match("1", "1.0", None)
+    assert not lines_match("5", "5 ", None)
+
+
+# f32 neighbours worked out from their bit patterns: 1.0 is 0x3F800000, the next up 0x3F800001
+# is 1 + 2**-23 = 1.00000012, the next down 0x3F7FFFFF is 1 - 2**-24 = 0.99999994.
+@pytest.mark.parametrize(
+    ("expected", "actual", "ulps", "match"),
+    [
+        ("1", "1.00000012", 1, True),
+        ("1", "0.99999994", 1, True),
+        ("1", "1.00000024", 1, False),  # two ulps up
+        ("1", "1.00000024", 2, True),
+        ("0.99999994", "1.00000012", 2, True),  # across the binade: one down, one up
+        ("nan", "nan", 2, True),
+        ("nan", "1", 2, False),
+        ("1", "nan", 2, False),
+        ("inf", "inf", 2, True),
+        ("inf", "3.40282347e+38", 1, True),  # the largest finite f32 and inf are neighbours
+        ("inf", "3.40282347e+38", 0, False),
+        ("-inf", "inf", 2, False),
+        ("0", "-0", 0, True),  # -0 and +0 share one place
+        ("0", "1.40129846e-45", 1, True),  # the smallest subnormal
+        ("-1.40129846e-45", "1.40129846e-45", 1, False),  # two places apart
+        ("-1.40129846e-45", "1.40129846e-45", 2, True),
+        ("true", "true", 2, True),
+        ("true", "false", 2, False),
+        ("1", "1_0", 100, False),  # Python's float() spellings are not outputs
+        ("1", "Infinity", 100, False),
+    ],
+)
+def test_the_tolerance_counts_f32_ulps(expected: str, actual: str, ulps: int, match: bool) -> None:
+    assert tokens_match(expected, actual, ulps) is match
+
+
+def test_a_tolerance_compares_each_token_of_a_line() -> None:
+    assert lines_match("1 2", "1.00000012 2", 1)
+    assert not lines_match("1 2", "1.00000012", 1)
+
+
+def test_verdicts_for_each_ending() -> None:
+    test = parse_test("# expect: 5\n" + PROGRAM, "t")
+    assert judge(test, _exited(b"5\n")).verdict is Verdict.PASS
+    assert judge(test, _exited(b"6\n")).verdict is Verdict.FAIL
+    assert judge(test, _exited(b"5\n6\n")).verdict is Verdict.FAIL
+    assert judge(test, _exited(b"")).verdict is Verdict.FAIL
+    assert judge(test, _exited(b"5\n", 4)).verdict is Verdict.WRONG_EXIT
+    crashed = Outcome(Status.SIGNALED, None, signal.SIGSEGV, b"5\n", b"", 0.1)
+    assert judge(test, crashed).verdict is Verdict.CRASH
+    out_of_cpu = Outcome(Status.SIGNALED, None, signal.SIGXCPU, b"", b"", 0.1)
+    assert judge(test, out_of_cpu).verdict is Verdict.TIMEOUT
+    assert (
+        judge(test, Outcome(Status.TIMEOUT, None, None, b"5\n", b"", 9)).verdict is Verdict.TIMEOUT
+    )
+    flood = Outcome(Status.OUTPUT_LIMIT, None, None, b"5\n", b"", 1)
+    assert judge(test, flood).verdict is Verdict.OUTPUT_LIMIT
+    missing = Outcome(Status.CANNOT_START, None, None, b"", b"", 0, "uirc: not found")
+    assert judge(test, missing).verdict is Verdict.CANNOT_START
+
+
+def test_an_error_test_fails_when_anything_is_printed() -> None:
+    test = parse_test("# expect-exit: 3\n" + PROGRAM, "t")
+    assert judge(test, _exited(b"", 3)).verdict is Verdict.PASS
+    assert judge(test, _exited(b"5\n", 3)).verdict is Verdict.FAIL
