@@ -61,3 +61,40 @@ def test_opt_with_only_inline_keeps_the_arithmetic(capsys, tmp_path):
 def test_run_with_and_without_passes(capsys, tmp_path):
     assert run_cli(capsys, tmp_path, "run") == (0, "0 3\n")
     assert run_cli(capsys, tmp_path, "run", "--no-opt") == (0, "0 3\n")
+
+
+NESTED = """\
+# outer(a, b) = inner(a * 10) + b, where inner(x) = x + 1 uses slot 0 as outer does
+%p0 = PARAM i32 0
+%p1 = PARAM i32 1
+%one = CONST i32 1
+%inner = ADD i32 %p0 %one
+%ten = CONST i32 10
+%a10 = MUL i32 %p0 %ten
+%call_inner = CALL i32 %inner %a10
+%outer = ADD i32 %call_inner %p1
+%two = CONST i32 2
+%three = CONST i32 3
+%r = CALL i32 %outer %two %three
+%out = SINK void %r
+"""
+
+
+def test_inline_keeps_a_nested_body_that_reuses_the_slots_apart(capsys, tmp_path):
+    # inner's PARAM 0 is the same UOp as outer's; substituting it in one step would be wrong:
+    # outer(2, 3) = inner(20) + 3 = 24 (not inner(2) + 3 = 6, nor 2*10 + 1 + 3 computed twice)
+    path = tmp_path / "nested.uir"
+    path.write_text(NESTED)
+    assert main(["opt", "--passes", "inline", str(path)]) == 0
+    assert capsys.readouterr().out == (
+        "%0 = CONST i32 2\n"
+        "%1 = CONST i32 10\n"
+        "%2 = MUL i32 %0 %1\n"
+        "%3 = CONST i32 1\n"
+        "%4 = ADD i32 %2 %3\n"
+        "%5 = CONST i32 3\n"
+        "%6 = ADD i32 %4 %5\n"
+        "%7 = SINK void %6\n"
+    )
+    assert main(["run", str(path)]) == 0
+    assert capsys.readouterr().out == "24\n"

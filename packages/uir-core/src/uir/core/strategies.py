@@ -86,6 +86,7 @@ class _Builder:
 
     draw: Draw
     depth: int = 0
+    slots: tuple[Type, ...] = ()  # the PARAM types of the body being built (none at the top)
     pool: dict[Type, list[UOp]] = field(default_factory=lambda: {t: [] for t in SCALARS})
     vectors: list[UOp] = field(default_factory=list)
 
@@ -202,12 +203,15 @@ class _Builder:
         return UOp(Op.INDEX, vector.type.scalar, (vector, i))
 
     def call(self) -> UOp:
-        """A CALL of a fresh closed body; slots are numbered from 0 in every body, so nested
-        bodies reuse the PARAM UOps of the body around them."""
-        slots = tuple(
-            self.draw(st.sampled_from(SCALARS)) for _ in range(self.draw(st.integers(0, 3)))
-        )
-        inner = _Builder(self.draw, self.depth + 1)
+        """A CALL of a fresh closed body. Slots are numbered from 0 in every body; a nested body
+        often takes the slot types of the body around it, so that it reuses the very PARAM UOps
+        of that body (hash-consing makes them one), which substitution must keep apart."""
+        if self.slots and self.draw(st.booleans()):
+            slots = self.slots[: self.draw(st.integers(1, len(self.slots)))]
+        else:
+            count = self.draw(st.integers(0, 3))
+            slots = tuple(self.draw(st.sampled_from(SCALARS)) for _ in range(count))
+        inner = _Builder(self.draw, self.depth + 1, slots)
         for slot, type_ in enumerate(slots):
             inner.add(UOp(Op.PARAM, type_, (), slot))
         inner.grow(self.draw(st.integers(1, 12 if self.depth == 0 else 4)))
