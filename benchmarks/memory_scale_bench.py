@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import random
 import sys
-import time
+
+from core_scale_bench import timed  # the same timing line; run from the repo root as documented
 
 from uir.core.interpret import evaluate
 from uir.core.parse import parse
@@ -65,13 +66,6 @@ def program_text(statements: int, seed: int = 0) -> str:
             current[slot] = f"%b{slot}_{k}"
     lines.append(f"%out = SINK void {' '.join(current)}")
     return "\n".join(lines) + "\n"
-
-
-def timed(label: str, fn, *args):
-    start = time.perf_counter()
-    result = fn(*args)
-    print(f"{label:<12} {time.perf_counter() - start:8.3f} s")
-    return result
 
 
 def main() -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from uir.core import UOp, print_program
+from uir.core import Program, UOp, print_program
 from uir.core.errors import BackendError
 from uir.core.output import format_value
-from uir.core.plugins import Registry, load_registry
+from uir.core.plugins import Backend, Registry, load_registry
 
 from .source import load_program, read_source
 
@@ -24,7 +24,8 @@ def optimize(sink: UOp, registry: Registry, args: argparse.Namespace) -> UOp:
     return sink
 
 
-def run_command(args: argparse.Namespace) -> int:
+def _compile_ready(args: argparse.Namespace) -> tuple[Backend, Program, UOp]:
+    """The chosen backend, the verified program, and its graph after the selected passes."""
     registry = load_registry(args.plugin_modules)
     backend = registry.backend(args.backend)
     ok, reason = backend.available()
@@ -32,6 +33,11 @@ def run_command(args: argparse.Namespace) -> int:
         raise BackendError(f"backend '{backend.name}' is not available here: {reason}")
     program = load_program(read_source(args.file))
     sink = program.sink if args.no_opt else optimize(program.sink, registry, args)
+    return backend, program, sink
+
+
+def run_command(args: argparse.Namespace) -> int:
+    backend, program, sink = _compile_ready(args)
     outputs = backend.compile(sink).run()
     # Everything is computed before anything is printed: an error leaves stdout empty.
     text = "".join(
@@ -42,10 +48,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def render_command(args: argparse.Namespace) -> int:
-    registry = load_registry(args.plugin_modules)
-    backend = registry.backend(args.backend)
-    program = load_program(read_source(args.file))
-    sink = program.sink if args.no_opt else optimize(program.sink, registry, args)
+    backend, _, sink = _compile_ready(args)
     sys.stdout.write(backend.render(sink))
     return 0
 
@@ -75,23 +78,16 @@ def _pass_options(parser: argparse.ArgumentParser) -> None:
 
 
 def register(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    run = commands.add_parser(
-        "run", parents=[common], help="run a program and print its outputs, one line each"
-    )
-    run.add_argument("file", help="a .uir file, or - for standard input")
-    run.add_argument("--backend", default="interp", help="backend to run on (default: interp)")
-    run.add_argument("--no-opt", action="store_true", help="run without any pass")
-    _pass_options(run)
-    run.set_defaults(handler=run_command)
-
-    render = commands.add_parser(
-        "render", parents=[common], help="print the source code a backend generates"
-    )
-    render.add_argument("file", help="a .uir file, or - for standard input")
-    render.add_argument("--backend", default="c", help="backend to render with (default: c)")
-    render.add_argument("--no-opt", action="store_true", help="render without any pass")
-    _pass_options(render)
-    render.set_defaults(handler=render_command)
+    for name, default, summary in (
+        ("run", "interp", "run a program and print its outputs, one line each"),
+        ("render", "c", "print the source code a backend generates"),
+    ):
+        command = commands.add_parser(name, parents=[common], help=summary)
+        command.add_argument("file", help="a .uir file, or - for standard input")
+        command.add_argument("--backend", default=default, help=f"backend (default: {default})")
+        command.add_argument("--no-opt", action="store_true", help="skip every pass")
+        _pass_options(command)
+        command.set_defaults(handler=run_command if name == "run" else render_command)
 
     check = commands.add_parser("check", parents=[common], help="parse and verify a program")
     check.add_argument("file", help="a .uir file, or - for standard input")
