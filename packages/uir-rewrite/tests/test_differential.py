@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from uir.core.interpret import evaluate
 from uir.core.ops import Op
 from uir.core.output import format_value
-from uir.core.parse import Program
+from uir.core.parse import Program, parse
 from uir.core.printer import print_program
 from uir.core.strategies import programs
 from uir.core.uop import UOp
@@ -41,8 +41,10 @@ def assert_same_outputs(before: UOp, after: UOp) -> None:
 
 
 def assert_still_valid(sink: UOp) -> None:
-    """The optimized program is itself a verified program: every INDEX still provable."""
+    """The optimized program is itself a verified program (every INDEX still provable), and its
+    printed text parses back to the very same graph (folded constants included)."""
     verify(Program(sink, {}))
+    assert parse(print_program(sink)).sink is sink
 
 
 @settings(max_examples=600 * SCALE)

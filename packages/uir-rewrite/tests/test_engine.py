@@ -57,12 +57,24 @@ def test_shared_subexpressions_are_rewritten_once():
 
 
 def test_a_100000_deep_graph_needs_no_recursion():
+    # NEG, +0, NEG, +0, ...: without the +0s, 50,000 NEGs in a row cancel in pairs
     graph = p
     for n in range(100_000):
-        graph = graph.alu(Op.ADD, const(n % 3))
-    result = simplify(graph)
-    # 0 + 1 + 2 + 0 + 1 + 2 ...: 33,333 full rounds of 3 plus a final 0: 99,999 in all
-    assert result is p.alu(Op.ADD, const(99_999))
+        graph = graph.alu(Op.ADD, const(0)) if n % 2 else graph.alu(Op.NEG)
+    rules = Rules(
+        [
+            (P.var("x") + 0, lambda x: x),
+            (P.alu(Op.NEG, P.alu(Op.NEG, P.var("x"))), lambda x: x),
+        ]
+    )
+    assert graph_rewrite(graph, rules) is p
+
+
+def test_a_100000_deep_graph_with_nothing_to_do_comes_back_unchanged():
+    graph = p
+    for n in range(100_000):
+        graph = graph.alu(Op.ADD, const(1)) if n % 2 else graph.alu(Op.NEG)
+    assert graph_rewrite(graph, Rules([(P.var("x") + 0, lambda x: x)])) is graph
 
 
 def test_a_rule_that_changes_the_type_is_an_error():

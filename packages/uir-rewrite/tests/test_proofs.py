@@ -1,15 +1,18 @@
-"""Z3 models of i32 arithmetic as uir.md section 4 defines it, for proving rewrite rules.
+"""Z3 models of 32-bit integer arithmetic as uir.md section 4 defines it, for proving rules.
 
-Two models of the same operations:
+Two models of the same operations, each for i32 and for u32:
 - `BitVec32`: 32-bit bit-vectors, wrapping like the hardware; every int rule is proven here.
-- `Exact`: unbounded integers restricted to the i32 range, where the wrap is an explicit modulo.
-  Z3 cannot decide 32-bit division by a symbolic divisor in reasonable time, so the division
-  rules are proven in bit-vectors for every dividend and a fixed set of divisors, and in exact
-  integers for every divisor. The premises of those rules exclude wrapping, which is what makes
-  the exact model describe the same values.
+- `Exact`: unbounded integers restricted to the type's range, where the wrap is an explicit
+  modulo. Z3 cannot decide 32-bit division by a symbolic divisor in reasonable time, so the
+  division rules are proven in bit-vectors for every dividend and a fixed set of divisors, and in
+  exact integers for every divisor. The premises of those rules exclude wrapping, which is what
+  makes the exact model describe the same values.
 
-`to_bitvec(uop, params)` turns a UOp graph over PARAMs into a bit-vector term, so a rewrite the
-code actually performed can be proven equal to what it replaced, for all 2**32 values of each
+Theorems compare through the model (`m.le`, `m.lt`), never with Python's operators, which Z3
+reads as signed comparisons of bit-vectors.
+
+`to_bitvec(uop, params)` turns an i32 UOp graph over PARAMs into a bit-vector term, so a rewrite
+the code actually performed can be proven equal to what it replaced, for all 2**32 values of each
 PARAM.
 """
 
@@ -31,9 +34,12 @@ MIN, MAX = -(2 ** (BITS - 1)), 2 ** (BITS - 1) - 1
 
 
 class BitVec32:
-    """Signed 32-bit bit-vectors with the total IDIV/MOD of uir.md section 4."""
+    """32-bit bit-vectors, signed (i32) or not (u32), with the total IDIV/MOD of uir.md 4."""
 
-    name = "bitvec32"
+    def __init__(self, signed: bool = True) -> None:
+        self.signed = signed
+        self.name = "i32" if signed else "u32"
+        self.lowest, self.highest = (MIN, MAX) if signed else (0, 2**BITS - 1)
 
     def var(self, name: str) -> z3.BitVecRef:
         return z3.BitVec(name, BITS)
@@ -42,7 +48,13 @@ class BitVec32:
         return z3.BitVecVal(value, BITS)
 
     def in_range(self, value: z3.ExprRef) -> z3.BoolRef:
-        return z3.BoolVal(True)  # every bit-vector is an i32
+        return z3.BoolVal(True)  # every bit-vector is a value of the type
+
+    def lt(self, a, b) -> z3.BoolRef:
+        return a < b if self.signed else z3.ULT(a, b)
+
+    def le(self, a, b) -> z3.BoolRef:
+        return a <= b if self.signed else z3.ULE(a, b)
 
     def add(self, a, b):
         return a + b
@@ -57,19 +69,22 @@ class BitVec32:
         return -a
 
     def idiv(self, a, b):
-        # bvsdiv truncates; x/0 is -1 (all ones) and MIN/-1 is MIN, as RISC-V defines them
-        return z3.If(
-            b == 0, self.const(-1), z3.If(z3.And(a == MIN, b == -1), self.const(MIN), a / b)
-        )
+        # x/0 is all ones (-1, or the largest u32); MIN/-1 is MIN, as RISC-V defines them
+        if not self.signed:
+            return z3.If(b == 0, self.const(-1), z3.UDiv(a, b))
+        overflow = z3.And(a == MIN, b == -1)
+        return z3.If(b == 0, self.const(-1), z3.If(overflow, self.const(MIN), a / b))
 
     def mod(self, a, b):
+        if not self.signed:
+            return z3.If(b == 0, a, z3.URem(a, b))
         return z3.If(b == 0, a, z3.If(b == -1, self.const(0), z3.SRem(a, b)))
 
     def max(self, a, b):
-        return z3.If(a >= b, a, b)
+        return z3.If(self.le(b, a), a, b)
 
     def min(self, a, b):
-        return z3.If(a <= b, a, b)
+        return z3.If(self.le(a, b), a, b)
 
     def and_(self, a, b):
         return a & b
@@ -84,28 +99,28 @@ class BitVec32:
         return a << (b & (BITS - 1))
 
     def shr(self, a, b):
-        return a >> (b & (BITS - 1))  # arithmetic for a signed int
+        count = b & (BITS - 1)
+        return a >> count if self.signed else z3.LShR(a, count)  # arithmetic when signed
 
     def exact(self, v: z3.BitVecRef) -> z3.BitVecRef:
-        """v widened to 64 bits, where sums and products of two i32 values are exact."""
-        return _wide(v)
+        """v widened to 64 bits, where sums and products of two 32-bit values are exact."""
+        return z3.SignExt(BITS, v) if self.signed else z3.ZeroExt(BITS, v)
 
     def add_fits(self, a, b) -> z3.BoolRef:
-        """The exact sum is an i32: the addition does not wrap."""
-        return _wide(a) + _wide(b) == _wide(a + b)
+        """The exact sum is a value of the type: the addition does not wrap."""
+        return self.exact(a) + self.exact(b) == self.exact(a + b)
 
     def mul_fits(self, a, b) -> z3.BoolRef:
-        return _wide(a) * _wide(b) == _wide(a * b)
-
-
-def _wide(v: z3.BitVecRef) -> z3.BitVecRef:
-    return z3.SignExt(BITS, v)
+        return self.exact(a) * self.exact(b) == self.exact(a * b)
 
 
 class Exact:
-    """Mathematical integers kept in the i32 range by an explicit wrap after every operation."""
+    """Mathematical integers kept in the type's range by an explicit wrap after each operation."""
 
-    name = "exact"
+    def __init__(self, signed: bool = True) -> None:
+        self.signed = signed
+        self.name = "i32" if signed else "u32"
+        self.lowest, self.highest = (MIN, MAX) if signed else (0, 2**BITS - 1)
 
     def var(self, name: str) -> z3.ArithRef:
         return z3.Int(name)
@@ -114,11 +129,17 @@ class Exact:
         return z3.IntVal(value)
 
     def in_range(self, value: z3.ArithRef) -> z3.BoolRef:
-        return z3.And(value >= MIN, value <= MAX)
+        return z3.And(value >= self.lowest, value <= self.highest)
+
+    def lt(self, a, b) -> z3.BoolRef:
+        return a < b
+
+    def le(self, a, b) -> z3.BoolRef:
+        return a <= b
 
     def wrap(self, v: z3.ArithRef) -> z3.ArithRef:
         # The modulo only where it is needed: Z3 then settles the no-wrap cases without it.
-        return z3.If(self.in_range(v), v, (v - MIN) % (2**BITS) + MIN)
+        return z3.If(self.in_range(v), v, (v - self.lowest) % (2**BITS) + self.lowest)
 
     def add(self, a, b):
         return self.wrap(a + b)
@@ -138,7 +159,8 @@ class Exact:
         return z3.If((a >= 0) == (b >= 0), magnitude, -magnitude)
 
     def idiv(self, a, b):
-        return z3.If(b == 0, self.const(-1), self.wrap(self._tdiv(a, b)))
+        all_ones = self.const(-1 if self.signed else self.highest)
+        return z3.If(b == 0, all_ones, self.wrap(self._tdiv(a, b)))
 
     def mod(self, a, b):
         return z3.If(b == 0, a, a - b * self._tdiv(a, b))
@@ -166,15 +188,17 @@ Model = BitVec32 | Exact
 class Theorem:
     """`premise -> lhs == rhs` for all values of the variables (and constants, where symbolic).
 
-    `claim(m, **values)` builds (premise, lhs, rhs) in model m. `constants` names the variables
-    that the rule needs to be constants; `divisors` gives the concrete values they take in the
-    bit-vector proof when Z3 cannot decide it with them symbolic (None: symbolic there too).
+    `claim(m, **values)` builds (premise, lhs, rhs) in model m. `divisors` gives the values some
+    variables (the rule's constants) take in the bit-vector proof, where Z3 cannot decide it with
+    them symbolic (None: every variable stays symbolic); negative ones are skipped for u32.
+    `signed_only` marks rules that only exist for signed ints (their constant is negative).
     """
 
     name: str
     variables: tuple[str, ...]
     claim: Callable[..., tuple[z3.BoolRef, z3.ExprRef, z3.ExprRef]]
     divisors: tuple[dict[str, int], ...] | None = None
+    signed_only: bool = False
 
 
 def counterexample(model: Model, theorem: Theorem, fixed: dict[str, int] | None = None):
@@ -264,14 +288,14 @@ THEOREMS = (
     T("x + 0 = x", ("x",), lambda m, x: (True, m.add(x, m.const(0)), x)),
     T("x - 0 = x", ("x",), lambda m, x: (True, m.sub(x, m.const(0)), x)),
     T("x * 1 = x", ("x",), lambda m, x: (True, m.mul(x, m.const(1)), x)),
-    T("x * -1 = -x", ("x",), lambda m, x: (True, m.mul(x, m.const(-1)), m.neg(x))),
+    T("x * -1 = -x", ("x",), lambda m, x: (True, m.mul(x, m.const(-1)), m.neg(x)), None, True),
     T("x * 0 = 0", ("x",), lambda m, x: (True, m.mul(x, m.const(0)), m.const(0))),
     T("x - x = 0", ("x",), lambda m, x: (True, m.sub(x, x), m.const(0))),
     T("-(-x) = x", ("x",), lambda m, x: (True, m.neg(m.neg(x)), x)),
     T("x / 1 = x", ("x",), lambda m, x: (True, m.idiv(x, m.const(1)), x)),
-    T("x / -1 = -x", ("x",), lambda m, x: (True, m.idiv(x, m.const(-1)), m.neg(x))),
+    T("x / -1 = -x", ("x",), lambda m, x: (True, m.idiv(x, m.const(-1)), m.neg(x)), None, True),
     T("x % 1 = 0", ("x",), lambda m, x: (True, m.mod(x, m.const(1)), m.const(0))),
-    T("x % -1 = 0", ("x",), lambda m, x: (True, m.mod(x, m.const(-1)), m.const(0))),
+    T("x % -1 = 0", ("x",), lambda m, x: (True, m.mod(x, m.const(-1)), m.const(0)), None, True),
     T("max(x, x) = x", ("x",), lambda m, x: (True, m.max(x, x), x)),
     T("min(x, x) = x", ("x",), lambda m, x: (True, m.min(x, x), x)),
     # reassociation and like terms: wrapping ints form a ring
@@ -285,7 +309,13 @@ THEOREMS = (
         ("x", "c1", "c2"),
         lambda m, x, c1, c2: (True, m.mul(m.mul(x, c1), c2), m.mul(x, m.mul(c1, c2))),
     ),
-    T("x - c = x + (-c)", ("x", "c"), lambda m, x, c: (True, m.sub(x, c), m.add(x, m.neg(c)))),
+    T(
+        "x - c = x + (-c)",
+        ("x", "c"),
+        lambda m, x, c: (True, m.sub(x, c), m.add(x, m.neg(c))),
+        None,
+        True,  # the rule is for signed ints: for u32 it would loosen bounds (see sub_to_add)
+    ),
     T(
         "(x + c1) * c2 = x*c2 + c1*c2",
         ("x", "c1", "c2"),
@@ -298,8 +328,8 @@ THEOREMS = (
         lambda m, x, c1, c2: (True, m.add(m.mul(x, c1), m.mul(x, c2)), m.mul(x, m.add(c1, c2))),
     ),
     # decided by bounds: the premise is what sound bounds guarantee for every value
-    T("max(x, y) = x when x >= y", ("x", "y"), lambda m, x, y: (x >= y, m.max(x, y), x)),
-    T("min(x, y) = x when x <= y", ("x", "y"), lambda m, x, y: (x <= y, m.min(x, y), x)),
+    T("max(x, y) = x when x >= y", ("x", "y"), lambda m, x, y: (m.le(y, x), m.max(x, y), x)),
+    T("min(x, y) = x when x <= y", ("x", "y"), lambda m, x, y: (m.le(x, y), m.min(x, y), x)),
     T(
         "x % c = x when |x| < |c|",
         ("x", "c"),
@@ -345,7 +375,7 @@ THEOREMS = (
         "(x / a) / b = x / (a*b) when a, b > 0 and a*b fits",
         ("x", "a", "b"),
         lambda m, x, a, b: (
-            z3.And(a > 0, b > 0, m.mul_fits(a, b)),
+            z3.And(_positive(m, a), _positive(m, b), m.mul_fits(a, b)),
             m.idiv(m.idiv(x, a), b),
             m.idiv(x, m.mul(a, b)),
         ),
@@ -355,7 +385,7 @@ THEOREMS = (
         "(x % a) % b = x % b when a, b > 0 and b divides a",
         ("x", "a", "b", "q"),
         lambda m, x, a, b, q: (
-            z3.And(a > 0, b > 0, m.mul_fits(b, q), a == m.mul(b, q)),  # q = a / b exactly
+            z3.And(_positive(m, a), _positive(m, b), m.mul_fits(b, q), a == m.mul(b, q)),  # q=a/b
             m.mod(m.mod(x, a), b),
             m.mod(x, b),
         ),
@@ -369,14 +399,14 @@ BITWISE = (
     T("x | x = x", ("x",), lambda m, x: (True, m.or_(x, x), x)),
     T("x ^ x = 0", ("x",), lambda m, x: (True, m.xor(x, x), m.const(0))),
     T("x & 0 = 0", ("x",), lambda m, x: (True, m.and_(x, m.const(0)), m.const(0))),
-    T("x & -1 = x", ("x",), lambda m, x: (True, m.and_(x, m.const(-1)), x)),
+    T("x & -1 = x", ("x",), lambda m, x: (True, m.and_(x, m.const(-1)), x), None, True),
     T("x | 0 = x", ("x",), lambda m, x: (True, m.or_(x, m.const(0)), x)),
-    T("x | -1 = -1", ("x",), lambda m, x: (True, m.or_(x, m.const(-1)), m.const(-1))),
+    T("x | -1 = -1", ("x",), lambda m, x: (True, m.or_(x, m.const(-1)), m.const(-1)), None, True),
     T("x ^ 0 = x", ("x",), lambda m, x: (True, m.xor(x, m.const(0)), x)),
     T("x << c = x when c & 31 = 0", ("x", "c"), lambda m, x, c: ((c & 31) == 0, m.shl(x, c), x)),
     T("x >> c = x when c & 31 = 0", ("x", "c"), lambda m, x, c: ((c & 31) == 0, m.shr(x, c), x)),
-    T("x < x is false", ("x",), lambda m, x: (True, x < x, False)),
-    T("x <= x is true", ("x",), lambda m, x: (True, x <= x, True)),
+    T("x < x is false", ("x",), lambda m, x: (True, m.lt(x, x), False)),
+    T("x <= x is true", ("x",), lambda m, x: (True, m.le(x, x), True)),
     T("x == x is true", ("x",), lambda m, x: (True, x == x, True)),
     T("x != x is false", ("x",), lambda m, x: (True, x != x, False)),
 )
@@ -392,20 +422,45 @@ def _below(m: Model, x, c) -> z3.BoolRef:
     return z3.And(-_abs(wc) < wx, wx < _abs(wc))
 
 
+def _positive(m: Model, v) -> z3.BoolRef:
+    return m.lt(m.const(0), v)
+
+
 def _split(m: Model, t, y, c) -> z3.BoolRef:
-    product = m.mul(t, c)
-    return z3.And(c > 0, y >= 0, m.mul_fits(t, c), m.add_fits(product, y), m.add(product, y) >= 0)
+    product, zero = m.mul(t, c), m.const(0)
+    return z3.And(
+        _positive(m, c),
+        m.le(zero, y),
+        m.mul_fits(t, c),
+        m.add_fits(product, y),
+        m.le(zero, m.add(product, y)),
+    )
 
 
-@pytest.mark.parametrize("theorem", THEOREMS + BITWISE, ids=lambda t: t.name)
-def test_rule_holds_for_wrapping_i32(theorem):
+def _cases(models: list[Model], theorems: tuple[Theorem, ...]) -> list:
+    return [
+        pytest.param(m, t, id=f"{m.name}: {t.name}")
+        for m in models
+        for t in theorems
+        if m.signed or not t.signed_only
+    ]
+
+
+@pytest.mark.parametrize(
+    ("model", "theorem"), _cases([BitVec32(True), BitVec32(False)], THEOREMS + BITWISE)
+)
+def test_rule_holds_for_wrapping_32_bit_ints(model, theorem):
     for fixed in theorem.divisors or ({},):
-        assert counterexample(BitVec32(), theorem, fixed) is None, fixed
+        if model.signed or min(fixed.values(), default=0) >= 0:
+            assert counterexample(model, theorem, fixed) is None, fixed
 
 
-@pytest.mark.parametrize("theorem", [t for t in THEOREMS if t.divisors], ids=lambda t: t.name)
-def test_division_rule_holds_for_every_divisor(theorem):
-    assert counterexample(Exact(), theorem) is None
+DIVISION = tuple(t for t in THEOREMS if t.divisors)
+
+
+@pytest.mark.parametrize(("model", "theorem"), _cases([Exact(True), Exact(False)], DIVISION))
+def test_division_rule_holds_for_every_divisor(model, theorem):
+    assert counterexample(model, theorem) is None
 
 
 def test_the_conditions_are_needed():

@@ -9,7 +9,8 @@ every bit of every result (uir.md section 3): x + 0.0, x * 0.0, x - x and reasso
 for floats (see spec/rewrites.md for counterexamples), so those rules match ints only. The one
 liberty taken is the one the spec grants: a NaN's sign and payload are unspecified.
 
-The integer rules are proven for wrapping 32-bit arithmetic with Z3 in tests/test_proofs.py.
+The integer rules are proven with Z3 for wrapping 32-bit arithmetic, signed and unsigned, in
+tests/test_proofs.py.
 """
 
 from __future__ import annotations
@@ -80,8 +81,12 @@ def reassociate_mul(x: UOp, c1: UOp, c2: UOp) -> UOp | None:
 
 
 def sub_to_add(x: UOp, c: UOp) -> UOp | None:
-    """x - c is x + (-c) in wrapping arithmetic; -MIN wraps, so MIN is left alone (bounds)."""
-    if _value(c) == x.dtype.min:
+    """x - c is x + (-c) in wrapping arithmetic, which lets reassociation meet it.
+
+    Valid for every int, but done for signed ints only and never for c = MIN: for those, -c
+    wraps (for unsigned ints, every -c but -0 does), and x + (-c) would have looser bounds.
+    """
+    if not x.dtype.signed or _value(c) == x.dtype.min:
         return None
     return x.alu(Op.ADD, c.alu(Op.NEG))
 
