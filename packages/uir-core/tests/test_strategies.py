@@ -9,7 +9,7 @@ from uir.core.verify import verify
 
 WEEK1_OPS = ALU | {Op.CONST, Op.PARAM, Op.CALL, Op.STACK, Op.INDEX, Op.SINK}
 DRAW = settings(
-    max_examples=400,
+    max_examples=1000,
     phases=[Phase.generate],  # no shrinking: we only look at what is drawn
     derandomize=True,  # the same draws every run, so the coverage test is not flaky
     database=None,
