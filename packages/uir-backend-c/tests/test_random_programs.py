@@ -10,17 +10,14 @@ comparison.
 from __future__ import annotations
 
 import random
-import subprocess
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from uir.backend.c.abi import layout
-from uir.backend.c.harness import harness, read_results
+from uir.backend.c.harness import run_sanitized
 from uir.backend.c.plugin import compile_many
-from uir.backend.c.render import render_c
 from uir.backend.c.toolchain import compiler
 from uir.core import parse, print_program, verify
 from uir.core.calls import inline_calls
@@ -243,25 +240,8 @@ def test_shared_week1_programs_agree_on_interp_opt_and_c(sinks):
 def test_random_programs_are_clean_under_sanitizers(tmp_path):
     rng = random.Random(2026)
     sinks = [inline_calls(program_sink(random_program(rng))) for _ in range(200)]
-    units = []
-    for i, sink in enumerate(sinks):
-        unit = tmp_path / f"p{i}.c"
-        unit.write_text(render_c(sink, f"uir_program_{i}"))
-        units.append(str(unit))
-    main = tmp_path / "main.c"
-    main.write_text(harness([(f"uir_program_{i}", layout(s)) for i, s in enumerate(sinks)]))
-    exe = tmp_path / "random"
-    flags = ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off"]
-    flags += ["-fsanitize=undefined,address", "-fno-sanitize-recover=all"]
-    built = subprocess.run(
-        [*compiler(), *flags, *units, str(main), "-o", str(exe), "-lm"],
-        capture_output=True,
-        text=True,
-    )
-    assert built.returncode == 0, built.stderr[-4000:]
-    ran = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
-    assert ran.returncode == 0 and ran.stderr == "", ran.stderr[-4000:]
-    for i, (sink, got) in enumerate(zip(sinks, read_results(ran.stdout, sinks), strict=True)):
+    results = run_sanitized(sinks, tmp_path, compiler())
+    for i, (sink, got) in enumerate(zip(sinks, results, strict=True)):
         reference = evaluate(sink)
         ok = all(same_bits(g, r) for g, r in zip(got, reference, strict=True))
         assert ok, f"program {i}:\n{print_program(sink)}\n{got}\n{reference}"

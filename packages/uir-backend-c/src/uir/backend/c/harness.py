@@ -8,11 +8,16 @@ point, and prints every SINK source's bytes as hex, one line each: `P<program> <
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import numpy as np
 
+from uir.core.errors import BackendError
 from uir.core.uop import UOp
 
-from .abi import Layout, abi_numpy, from_abi, storage_ctype
+from .abi import Layout, abi_numpy, from_abi, layout, storage_ctype
+from .render import render_c
 from .runtime import initial_contents
 
 
@@ -85,3 +90,46 @@ def read_results(stdout: str, sinks: list[UOp]) -> list[list[np.ndarray]]:
         raw = np.frombuffer(bytes.fromhex(data), dtype=abi_numpy(uop.dtype))
         results[int(tag[1:])].append(from_abi(raw, uop.dtype).reshape(uop.type.shape))
     return results
+
+
+# The flags of the sanitizer check (issue 5): warnings are errors, and UB or a bad access stops
+# the run at once.
+SANITIZE = [
+    "-std=c99",
+    "-O1",
+    "-g",
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    "-ffp-contract=off",
+    "-fsanitize=undefined,address",
+    "-fno-sanitize-recover=all",
+]
+
+
+def run_sanitized(sinks: list[UOp], workdir: Path, cc: list[str]) -> list[list[np.ndarray]]:
+    """Render each (inlined) program into its own translation unit, build them with one harness
+    `main` under SANITIZE, run it, and return each program's outputs.
+
+    Raises BackendError with the compiler's or the sanitizer's message when either complains.
+    """
+    units = []
+    for i, sink in enumerate(sinks):
+        unit = workdir / f"p{i}.c"
+        unit.write_text(render_c(sink, f"uir_program_{i}"))
+        units.append(str(unit))
+    main = workdir / "main.c"
+    main.write_text(harness([(f"uir_program_{i}", layout(s)) for i, s in enumerate(sinks)]))
+    exe = workdir / "programs"
+    built = subprocess.run(
+        [*cc, *SANITIZE, *units, str(main), "-o", str(exe), "-lm"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if built.returncode != 0:
+        raise BackendError(f"the sanitized build failed:\n{built.stderr[-4000:]}")
+    ran = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300, check=False)
+    if ran.returncode != 0 or ran.stderr:
+        raise BackendError(f"the sanitized run failed:\n{ran.stderr[-4000:]}")
+    return read_results(ran.stdout, sinks)
