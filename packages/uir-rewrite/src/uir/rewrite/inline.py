@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from uir.core.calls import substitute
 from uir.core.ops import Op
+from uir.core.pattern import P, Rules
 from uir.core.uop import UOp
-
-from .pattern import P, Rules
 
 
 def inline_call(call: UOp) -> UOp:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from uir.core.engine import graph_rewrite
 from uir.core.plugins import Pass, hookimpl
 from uir.core.uop import UOp
 
-from .engine import graph_rewrite
 from .fold import fold_rules
 from .inline import inline_rules
 from .simplify import simplify_rules

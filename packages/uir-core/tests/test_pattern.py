@@ -2,8 +2,8 @@
 
 from uir.core.dtypes import F32, I32
 from uir.core.ops import Op
+from uir.core.pattern import FLOATS, INTS, P, Rules
 from uir.core.uop import UOp
-from uir.rewrite.pattern import FLOATS, INTS, P, Rules
 
 a = UOp(Op.PARAM, I32, (), 0)
 b = UOp(Op.PARAM, I32, (), 1)

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import operator
 
-from uir.core.errors import BackendError
-from uir.core.uop import UOp
-
+from .errors import BackendError
 from .pattern import Rules
+from .uop import UOp
 
 # The states of a UOp on the work stack.
 _VISIT = 0  # rewrite its sources first

@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from uir.core.dtypes import DTYPES, DType
-from uir.core.ops import COMMUTATIVE, Op
-from uir.core.uop import UOp, arg_key
+from .dtypes import DTYPES, DType
+from .ops import COMMUTATIVE, Op
+from .uop import UOp, arg_key
 
 INTS = frozenset(d for d in DTYPES.values() if d.is_int)
 FLOATS = frozenset(d for d in DTYPES.values() if d.is_float)
