@@ -144,3 +144,14 @@ def test_a_pass_that_breaks_the_program_is_named(run, message):
     with pytest.raises(BackendError, match=message) as error:
         run_passes(sink, [Pass("fine", "inline", "", lambda s: s), Pass("bad", "lower", "", run)])
     assert "pass 'bad'" in error.value.message
+
+
+def test_the_first_pass_whose_result_is_invalid_is_named():
+    invalid = UOp(Op.SINK, VOID, (UOp(Op.ADD, I32, (x, UOp(Op.CONST, F32, (), 1.0))),))
+    pipeline = [
+        Pass("fine", "inline", "", lambda s: s),
+        Pass("bad", "simplify", "", lambda s: invalid),
+        Pass("innocent", "lower", "", lambda s: s),
+    ]
+    with pytest.raises(BackendError, match="pass 'bad' produced an invalid program"):
+        run_passes(sink, pipeline)

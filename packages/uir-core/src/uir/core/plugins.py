@@ -111,13 +111,14 @@ class Registry:
 
 
 def run_passes(sink: UOp, passes: Iterable[Pass]) -> UOp:
-    """`sink` after each pass in turn, each result checked before the next pass sees it.
+    """`sink` after each pass in turn, the result verified.
 
-    A pass must return a verified program (uir.md section 6) that prints what the input prints:
+    A pass must return a verified program (uir.md section 6) that prints what its input prints:
     as many outputs, each of the same dtype and size. Raises BackendError naming the first pass
-    that fails, returns something else, or changes what the program prints.
+    that raises, returns something else, or changes what the program prints.
     """
     printed = _printed(sink)
+    results: list[tuple[Pass, UOp]] = []
     for p in passes:
         try:
             new = p.run(sink)
@@ -127,19 +128,32 @@ def run_passes(sink: UOp, passes: Iterable[Pass]) -> UOp:
             raise BackendError(f"pass '{p.name}' failed: {type(exc).__name__}: {exc}") from exc
         if not isinstance(new, UOp) or new.op is not Op.SINK:
             raise BackendError(f"pass '{p.name}' returned {new!r}, not a SINK")
-        try:
-            verify(Program(new, {}))
-        except VerifyError as exc:
-            raise BackendError(
-                f"pass '{p.name}' produced an invalid program: {exc.message}"
-            ) from exc
         if _printed(new) != printed:
             raise BackendError(
                 f"pass '{p.name}' changed the program's outputs from {_describe(sink)} "
                 f"to {_describe(new)}"
             )
+        results.append((p, new))
         sink = new
+    if results and not _valid(sink):
+        # Verifying the last result is enough when all is well (and programs shrink along the
+        # pipeline); only a failure pays for finding the first pass whose result is invalid.
+        for p, result in results:
+            try:
+                verify(Program(result, {}))
+            except VerifyError as exc:
+                raise BackendError(
+                    f"pass '{p.name}' produced an invalid program: {exc.message}"
+                ) from exc
     return sink
+
+
+def _valid(sink: UOp) -> bool:
+    try:
+        verify(Program(sink, {}))
+    except VerifyError:
+        return False
+    return True
 
 
 def _printed(sink: UOp) -> list[tuple[str, int]]:
