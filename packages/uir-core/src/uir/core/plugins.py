@@ -78,7 +78,14 @@ class Backend(Protocol):
 class HookSpecs:
     @hookspec
     def uir_passes(self) -> Iterable[Pass]:
-        """Return the passes this plugin adds. Called once when the registry is built."""
+        """Return the passes this plugin adds. Called once when the registry is built.
+
+        Passes run stage by stage in STAGES order; within a stage, in plugin registration order
+        (installed plugins, then `-p` modules in the order named), except that a pass naming
+        another pass of its stage in `before` or `after` runs right before or after it. Every
+        pass must return a valid program that prints what its input prints: the pipeline checks
+        this and blames the pass otherwise.
+        """
 
     @hookspec
     def uir_backends(self) -> Iterable[Backend]:
