@@ -19,6 +19,7 @@ from typing import Protocol
 import numpy as np
 import pluggy
 
+from .dtypes import DType
 from .errors import BackendError, UIRError, UsageError, VerifyError
 from .ops import Op
 from .parse import Program
@@ -163,9 +164,9 @@ def _valid(sink: UOp) -> bool:
     return True
 
 
-def _printed(sink: UOp) -> list[tuple[str, int]]:
+def _printed(sink: UOp) -> list[tuple[DType, int]]:
     """What the program prints, as far as types say: each output's dtype and element count."""
-    return [(s.dtype.name, s.type.size) for s in sink.src]
+    return [(s.dtype, s.type.size) for s in sink.src]
 
 
 def _describe(sink: UOp) -> str:
