@@ -136,6 +136,7 @@ def test_passes_that_keep_the_program_run_in_order():
         (lambda s: UOp(Op.SINK, VOID, (x, x)), "changed the program's outputs"),
         (lambda s: UOp(Op.SINK, VOID, (UOp(Op.ADD, I32, (x, UOp(Op.CONST, F32, (), 1.0))),)),
          "produced an invalid program"),
+        (lambda s: UOp(Op.SINK, VOID, (UOp(Op.CONST, I32, (), "two"),)), "invalid program"),
         (lambda s: x, "not a SINK"),
         (lambda s: 1 // 0, "ZeroDivisionError"),
     ],

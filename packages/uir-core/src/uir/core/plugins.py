@@ -143,25 +143,25 @@ def run_passes(sink: UOp, passes: Iterable[Pass]) -> UOp:
             )
         results.append((p, new))
         sink = new
-    if results and not _valid(sink):
+    if results and _invalid(sink) is not None:
         # Verifying the last result is enough when all is well (and programs shrink along the
         # pipeline); only a failure pays for finding the first pass whose result is invalid.
         for p, result in results:
-            try:
-                verify(Program(result, {}))
-            except VerifyError as exc:
-                raise BackendError(
-                    f"pass '{p.name}' produced an invalid program: {exc.message}"
-                ) from exc
+            why = _invalid(result)
+            if why is not None:
+                raise BackendError(f"pass '{p.name}' produced an invalid program: {why}")
     return sink
 
 
-def _valid(sink: UOp) -> bool:
+def _invalid(sink: UOp) -> str | None:
+    """Why `sink` is not a valid program, or None when it is."""
     try:
         verify(Program(sink, {}))
-    except VerifyError:
-        return False
-    return True
+    except VerifyError as exc:
+        return exc.message
+    except Exception as exc:  # a graph no parser would build may trip the verifier itself
+        return f"{type(exc).__name__}: {exc}"
+    return None
 
 
 def _printed(sink: UOp) -> list[tuple[DType, int]]:
