@@ -1,4 +1,5 @@
-"""graph_rewrite: bottom-up, to a fixpoint, memoized, iterative, identity when nothing changes."""
+"""graph_rewrite: both orders to a fixpoint, memoized, iterative, identity when nothing changes;
+the context, type changes, loops and origins."""
 
 import pytest
 
