@@ -173,7 +173,8 @@ ABI_PROGRAM = (
 def test_the_entry_point_takes_buffers_by_slot_then_value_outputs():
     text = CBackend().render(program(ABI_PROGRAM))
     assert (
-        "void uir_program(uint8_t *buf1, uint16_t *buf5, int32_t *out0, uint16_t *out1) {" in text
+        "void uir_program(uint8_t *restrict buf1, uint16_t *restrict buf5, "
+        "int32_t *restrict out0, uint16_t *restrict out1) {" in text
     )
 
 

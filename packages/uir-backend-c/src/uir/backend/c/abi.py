@@ -61,6 +61,17 @@ def storage_ctype(dtype: DType) -> str:
     return _STORAGE_CTYPE[dtype.name]
 
 
+def storage_itemsize(dtype: DType) -> int:
+    """The bytes of one `storage_ctype(dtype)` element."""
+    return abi_numpy(dtype).itemsize
+
+
+def value_itemsize(dtype: DType) -> int:
+    """The bytes of one `value_ctype(dtype)` (a float for f16 and bf16; bool is one byte on every
+    ABI we compile for)."""
+    return 4 if dtype.name in ("f16", "bf16") else storage_itemsize(dtype)
+
+
 def abi_numpy(dtype: DType) -> np.dtype:
     """The numpy dtype whose bytes are `storage_ctype(dtype)`."""
     return np.dtype(_STORAGE_NUMPY.get(dtype.name, dtype.storage))
