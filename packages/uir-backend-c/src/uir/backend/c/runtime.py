@@ -76,7 +76,10 @@ def _describe(status: int) -> str:
 def run_isolated(call: Callable[[], object]) -> None:
     """Run `call` in a forked child and wait for it; a child that does not finish normally
     becomes a BackendError. The child changes nothing here except shared memory."""
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError as exc:  # a process limit reached
+        raise BackendError(f"cannot start a process to run the compiled program: {exc}") from exc
     if pid == 0:  # the child: never return into the caller's code
         code = 1
         try:
