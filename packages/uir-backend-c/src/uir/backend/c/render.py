@@ -349,7 +349,7 @@ class _Program:
         name = self.names[uop] = f"v{len(self.names)}"
         self.body.append(f"const {value_ctype(uop.dtype)} {name} = {expr};")
 
-    def declare_array(self, uop: UOp, elements: list[str]) -> None:
+    def declare_table(self, uop: UOp, elements: list[str]) -> None:
         """A shaped CONST: a static table, which takes no stack."""
         name = self.names[uop] = f"v{len(self.names)}"
         items = ", ".join(elements)
@@ -357,7 +357,8 @@ class _Program:
             f"static const {value_ctype(uop.dtype)} {name}[{len(elements)}] = {{{items}}};"
         )
 
-    def stack(self, uop: UOp) -> None:
+    def declare_stack(self, uop: UOp) -> None:
+        """A STACK: its elements in an array, on the stack or (large) on the heap."""
         name = self.names[uop] = f"v{len(self.names)}"
         ctype, elements = value_ctype(uop.dtype), [self.names[s] for s in uop.src]
         if self.on_stack(len(elements), value_itemsize(uop.dtype)):
@@ -389,11 +390,11 @@ class _Program:
             self.alu(uop)
         elif op is Op.CONST:
             if uop.type.shape:
-                self.declare_array(uop, [_literal(v, uop.dtype) for v in uop.arg])
+                self.declare_table(uop, [_literal(v, uop.dtype) for v in uop.arg])
             else:
                 self.declare(uop, _literal(uop.arg, uop.dtype))
         elif op is Op.STACK:
-            self.stack(uop)
+            self.declare_stack(uop)
         elif op is Op.INDEX and not is_memory(uop.src[0]):
             # proven in range by the verifier (uir.md 5): no check at run time
             self.declare(uop, f"{self.names[uop.src[0]]}[{self.names[uop.src[1]]}]")
