@@ -6,6 +6,8 @@ import argparse
 
 from uir.core.plugins import load_registry
 
+from .output import write_output
+
 
 def plugins_command(args: argparse.Namespace) -> int:
     registry = load_registry(args.plugin_modules)
@@ -24,7 +26,7 @@ def plugins_command(args: argparse.Namespace) -> int:
         lines.append(
             f"  {name:<8} {status}; {backend.description} [{registry.backend_owners[name]}]"
         )
-    print("\n".join(lines))
+    write_output("\n".join(lines) + "\n")
     return 0
 
 

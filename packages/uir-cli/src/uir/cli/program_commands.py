@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from uir.core import UOp, print_program
 from uir.core.errors import BackendError
 from uir.core.output import format_value
 from uir.core.plugins import Backend, Registry, load_registry, run_passes
 
+from .output import write_output
 from .source import load_program, read_source
 
 
@@ -39,32 +39,32 @@ def run_command(args: argparse.Namespace) -> int:
     outputs = backend.compile(sink).run()
     # Everything is computed before anything is printed: an error leaves stdout empty.
     text = "".join(format_value(v, s.dtype) + "\n" for v, s in zip(outputs, sink.src, strict=True))
-    sys.stdout.write(text)
+    write_output(text)
     return 0
 
 
 def render_command(args: argparse.Namespace) -> int:
     backend, sink = _compile_ready(args)
-    sys.stdout.write(backend.render(sink))
+    write_output(backend.render(sink))
     return 0
 
 
 def check_command(args: argparse.Namespace) -> int:
     program = load_program(read_source(args.file))
-    print(f"{program.path}: ok")
+    write_output(f"{program.path}: ok\n")
     return 0
 
 
 def fmt_command(args: argparse.Namespace) -> int:
     program = load_program(read_source(args.file), check=False)
-    sys.stdout.write(print_program(program.sink))
+    write_output(print_program(program.sink))
     return 0
 
 
 def opt_command(args: argparse.Namespace) -> int:
     registry = load_registry(args.plugin_modules)
     program = load_program(read_source(args.file))
-    sys.stdout.write(print_program(optimize(program.sink, registry, args)))
+    write_output(print_program(optimize(program.sink, registry, args)))
     return 0
 
 
