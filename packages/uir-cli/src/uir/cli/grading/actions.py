@@ -13,7 +13,7 @@ from pathlib import Path
 
 from uir.core.errors import UsageError
 
-from . import grading_commands, mutants, report
+from . import commands, mutants, report
 from .forkserver import ForkServer
 from .harness import (
     Compiler,
@@ -27,7 +27,7 @@ from .testfile import collect_tests
 
 # `uir test` and `uir mutants` exit 0 when everything passed, and this when the run completed
 # but something did not pass; 1 stays the usage and I/O error of uir.md section 11.
-NOT_PASSED = grading_commands.NOT_PASSED
+NOT_PASSED = commands.NOT_PASSED
 
 
 def limits_from(args: argparse.Namespace) -> Limits:

@@ -1,5 +1,5 @@
 """The grading commands' command lines: `uir test` runs test files through a compiler, `uir mutants`
-runs a suite against planted bugs (spec/grading.md). The work is in grading.py."""
+runs a suite against planted bugs (spec/grading.md). The work is in actions.py."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 
 from .limits import MIB, Limits
 
-# The exit status when a run completed but something did not pass (grading.py returns it).
+# The exit status when a run completed but something did not pass (actions.py returns it).
 NOT_PASSED = 5
 
 
@@ -20,20 +20,20 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-# The handlers import grading.py when they run, not at the top: every `uir run` builds this
+# The handlers import actions.py when they run, not at the top: every `uir run` builds this
 # parser, and start-up time is paid once per test run, tens of thousands in a mutants run.
 
 
 def test_command(args: argparse.Namespace) -> int:
-    from . import grading
+    from . import actions
 
-    return grading.test(args)
+    return actions.test(args)
 
 
 def mutants_command(args: argparse.Namespace) -> int:
-    from . import grading
+    from . import actions
 
-    return grading.plant_and_run(args)
+    return actions.plant_and_run(args)
 
 
 def _positive_int(text: str) -> int:
