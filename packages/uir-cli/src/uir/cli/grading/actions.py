@@ -79,15 +79,8 @@ def isolation_for(args: argparse.Namespace, compiler: Compiler, tests: list[str]
     if args.no_isolation:
         isolation = NO_ISOLATION
     else:
-        hidden, visible = hidden_paths(
-            [
-                *args.paths,
-                *(os.path.dirname(t) or "." for t in tests),
-                os.getcwd(),
-                *report_paths(args),
-            ],
-            compiler.argv,
-        )
+        suites = [*args.paths, *(os.path.dirname(t) or "." for t in tests)]
+        hidden, visible = hidden_paths([*suites, *report_paths(args), "."], compiler.argv)
         isolation = Isolation(find_bwrap(), find_cgroups(), tuple(hidden), tuple(visible))
     if isolation.mode != Mode.FULL:
         print(f"uir test: WARNING: {WEAKER[isolation.mode]}", file=sys.stderr)

@@ -236,25 +236,32 @@ NO_ISOLATION = Isolation(None, None)
 
 
 def hidden_paths(
-    paths: Sequence[str], compiler_paths: Sequence[str]
+    grader_paths: Sequence[str], compiler_paths: Sequence[str]
 ) -> tuple[list[str], list[str]]:
-    """What to hide from the compiler (each of `paths`, resolved) and what of its own to show.
+    """What to hide from the compiler (the grader's paths: suites, reports, its working
+    directory) and what of its own to show (the paths on its command line).
 
-    The grader's working directory is hidden only when it holds none of the compiler's files,
-    since a compiler may live under it whole (a virtual environment, an editable install). Each
-    of the compiler's files is shown read-only with its directory, unless that directory holds
+    The working directory, the last of `grader_paths`, is hidden only when it holds none of the
+    compiler's files, since a compiler may live under it whole (a virtual environment, an
+    editable install). Nothing inside the other grader paths is ever shown. Each of the
+    compiler's files is shown read-only with its directory, unless that directory holds
     something hidden or is a shared one (/, /tmp): then the file alone.
     """
-    own = [os.path.realpath(p) for p in compiler_paths if os.path.exists(p)]
-    cwd = os.path.realpath(os.getcwd())
-    hidden: list[str] = []
+    *paths, cwd = [os.path.realpath(p) for p in grader_paths]
     # Shortest first, so that what lies inside a hidden directory is not hidden twice.
-    for path in sorted({os.path.realpath(p) for p in paths}, key=len):
-        if path == "/" or any(_inside(path, h) for h in hidden):
-            continue
-        if path == cwd and any(_inside(o, cwd) for o in own):
-            continue
-        hidden.append(path)
+    hidden: list[str] = []
+    for path in sorted(set(paths) - {"/"}, key=len):
+        if not any(_inside(path, h) for h in hidden):
+            hidden.append(path)
+    # A path as named and as resolved: a virtual environment's python is a link out of it.
+    named = [os.path.abspath(p) for p in compiler_paths if os.path.exists(p)]
+    own = [
+        path
+        for path in dict.fromkeys([*named, *(os.path.realpath(p) for p in named)])
+        if not any(_inside(path, h) or _inside(h, path) for h in hidden)
+    ]
+    if cwd != "/" and not any(_inside(o, cwd) for o in own):
+        hidden.append(cwd)
     visible = []
     for path in own:
         directory = path if os.path.isdir(path) else os.path.dirname(path)

@@ -138,6 +138,12 @@ class ExecLauncher:
     def start(
         self, argv: Sequence[str], cwd: str, env: Mapping[str, str], limits: Limits
     ) -> Started:
+        if self.isolation.bwrap is not None:
+            # Inside the sandbox a missing program is bwrap's failure, exit 1: say it here.
+            if not os.path.exists(argv[0]):
+                raise CannotStart(f"{argv[0]}: no such file or command")
+            if not os.access(argv[0], os.X_OK) or os.path.isdir(argv[0]):
+                raise CannotStart(f"{argv[0]}: permission denied")
         cgroups = self.isolation.cgroups
         try:
             group = cgroups.create(limits) if cgroups is not None else None
