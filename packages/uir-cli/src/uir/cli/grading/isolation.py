@@ -65,7 +65,7 @@ class Cgroup:
                     os.kill(pid, signal.SIGKILL)
             if not pids or time.monotonic() > deadline:
                 break
-            time.sleep(0.01)
+            time.sleep(0.001)
         for directory in self.directories:
             with contextlib.suppress(OSError):
                 directory.rmdir()
