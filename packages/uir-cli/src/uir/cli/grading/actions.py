@@ -15,11 +15,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import uir
 from uir.core.errors import UsageError
 
 from . import commands, mutants, report
 from .forkserver import ForkServer
 from .harness import (
+    RENDER_CHECK,
     Compiler,
     reference_compiler,
     reference_run_args,
@@ -58,8 +60,15 @@ def _collect(paths: list[str]) -> list[str]:
 
 
 def compiler_from(args: argparse.Namespace) -> Compiler:
+    command = "render" if args.render else "run"
+    if args.render:
+        try:
+            import uir.backend.c  # noqa: F401  (the checker runs the C with it)
+        except ImportError:
+            raise UsageError("--render needs the C backend (the uir-backend-c package)") from None
     if args.compiler is None:
-        return reference_compiler(args.backend, args.plugin_modules)
+        compiler = reference_compiler(args.backend, args.plugin_modules, command)
+        return dataclasses.replace(compiler, render_check=RENDER_CHECK if args.render else None)
     if args.backend is not None or args.plugin_modules:
         raise UsageError(
             "--backend and -p apply to this installation; "
@@ -68,9 +77,12 @@ def compiler_from(args: argparse.Namespace) -> Compiler:
     if args.fork_server:
         raise UsageError("--fork-server runs this installation; it takes no --compiler")
     try:
-        return student_compiler(args.compiler)
+        compiler = student_compiler(args.compiler)
     except ValueError as exc:
         raise UsageError(f"--compiler: {exc}") from exc
+    if args.render:
+        compiler = dataclasses.replace(compiler, run_args=("render",), render_check=RENDER_CHECK)
+    return compiler
 
 
 def isolation_for(args: argparse.Namespace, compiler: Compiler, tests: list[str]) -> Isolation:
@@ -80,7 +92,10 @@ def isolation_for(args: argparse.Namespace, compiler: Compiler, tests: list[str]
         isolation = NO_ISOLATION
     else:
         suites = [*args.paths, *(os.path.dirname(t) or "." for t in tests)]
-        hidden, visible = hidden_paths([*suites, *report_paths(args), "."], compiler.argv)
+        # The render grader's checker is this installation's Python and code, run inside too.
+        tools = [sys.prefix, *uir.__path__] if compiler.render_check else []
+        grader = [*suites, *report_paths(args), "."]
+        hidden, visible = hidden_paths(grader, compiler.argv, tools)
         isolation = Isolation(find_bwrap(), find_cgroups(), tuple(hidden), tuple(visible))
     if isolation.mode != Mode.FULL:
         print(f"uir test: WARNING: {WEAKER[isolation.mode]}", file=sys.stderr)
@@ -125,7 +140,7 @@ def test(args: argparse.Namespace) -> int:
     limits = limits_from(args)
     isolation = None
     with contextlib.ExitStack() as stack:
-        if args.compiler is None and not args.no_fork_server:
+        if args.compiler is None and not args.no_fork_server and not args.render:
             # The reference is our own code, trusted: it runs under the limits but outside the
             # namespaces, forked from a preloaded Python (spec/grading.md section 3).
             server = stack.enter_context(ForkServer(pythonpath=os.environ.get("PYTHONPATH", "")))

@@ -138,6 +138,13 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
         metavar="CMD",
         help="the compiler under test, run as 'CMD run FILE' (default: this installation)",
     )
+    test.add_argument(
+        "--render",
+        action="store_true",
+        help="grade rendering instead: run 'CMD render FILE', then compile the C it prints "
+        "against the program's ABI, run it, and run it again under the sanitizers "
+        "(spec/uir-week2-c.md section 4)",
+    )
     add_run_options(test)
     test.add_argument(
         "--no-fork-server",

@@ -7,6 +7,7 @@ and it runs under the limits of sandbox.py. The contract is `CMD run FILE` (uir.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import shutil
@@ -21,7 +22,8 @@ from pathlib import Path
 
 from .judge import Verdict, judge
 from .limits import Limits
-from .sandbox import POLL_S, ExecLauncher, Launcher, Status, run_limited
+from .render_check import judge_render
+from .sandbox import POLL_S, ExecLauncher, Launcher, Outcome, Status, run_limited
 from .testfile import TestFile, TestFileError, read_test
 
 
@@ -33,6 +35,9 @@ class Compiler:
     run_args: tuple[str, ...] = ("run",)
     env: Mapping[str, str] | None = None  # None: the environment `uir test` runs in
     launcher: Launcher = field(default_factory=ExecLauncher)
+    # The render grader: the compiler's output is C, which this command (render_check.py, given
+    # PROGRAM C-FILE) runs with the same launcher; None to judge the output itself.
+    render_check: tuple[str, ...] | None = None
 
     @property
     def command(self) -> str:
@@ -40,9 +45,11 @@ class Compiler:
         return shlex.join([*self.argv, *self.run_args])
 
 
-def reference_run_args(backend: str | None = None, plugins: Sequence[str] = ()) -> tuple[str, ...]:
-    """`run`, and the options of `uir run` that pick a backend and load plugin modules."""
-    words = ["run"]
+def reference_run_args(
+    backend: str | None = None, plugins: Sequence[str] = (), command: str = "run"
+) -> tuple[str, ...]:
+    """`run` (or `render`), and the options that pick a backend and load plugin modules."""
+    words = [command]
     for module in plugins:
         words += ["-p", module]
     if backend:
@@ -50,9 +57,16 @@ def reference_run_args(backend: str | None = None, plugins: Sequence[str] = ()) 
     return tuple(words)
 
 
-def reference_compiler(backend: str | None = None, plugins: Sequence[str] = ()) -> Compiler:
+def reference_compiler(
+    backend: str | None = None, plugins: Sequence[str] = (), command: str = "run"
+) -> Compiler:
     """This installation of `uir`, run as `python -m uir.cli.main run [--backend NAME] FILE`."""
-    return Compiler((sys.executable, "-m", "uir.cli.main"), reference_run_args(backend, plugins))
+    run_args = reference_run_args(backend, plugins, command)
+    return Compiler((sys.executable, "-m", "uir.cli.main"), run_args)
+
+
+# The render grader's checker (render_check.py), run by this installation's Python.
+RENDER_CHECK = (sys.executable, "-m", "uir.cli.grading.render_check")
 
 
 def student_compiler(command: str) -> Compiler:
@@ -141,23 +155,49 @@ def file_argument(name: str) -> str:
     return f"./{name}" if name.startswith("-") else name
 
 
+def _run_in_scratch(
+    compiler: Compiler,
+    argv: Sequence[str],
+    files: Mapping[str, bytes],
+    limits: Limits,
+    stop: threading.Event | None,
+) -> Outcome:
+    """Run `argv` in a new scratch directory holding `files`, removed afterwards."""
+    scratch = tempfile.mkdtemp(prefix="uir-test-")
+    try:
+        for name, data in files.items():
+            Path(scratch, name).write_bytes(data)
+        env = dict(os.environ if compiler.env is None else compiler.env)
+        env["TMPDIR"] = scratch  # the compiler's temporary files go where they are cleaned up
+        env["UIR_CACHE_DIR"] = os.path.join(scratch, "cache")  # the C backend's compile cache
+        return run_limited(compiler.launcher, argv, scratch, env, limits, stop)
+    finally:
+        _remove_tree(scratch)
+
+
 def run_parsed_test(
     test: TestFile, compiler: Compiler, limits: Limits, stop: threading.Event | None = None
 ) -> TestResult | None:
     """Run one parsed test and judge it; None when `stop` was set while it ran."""
-    scratch = tempfile.mkdtemp(prefix="uir-test-")
-    try:
-        name = Path(test.path).name
-        Path(scratch, name).write_bytes(test.program_bytes)
-        env = dict(os.environ if compiler.env is None else compiler.env)
-        env["TMPDIR"] = scratch  # the compiler's temporary files go where they are cleaned up
-        argv = [*compiler.argv, *compiler.run_args, file_argument(name)]
-        outcome = run_limited(compiler.launcher, argv, scratch, env, limits, stop)
-    finally:
-        _remove_tree(scratch)
+    name = Path(test.path).name
+    program = {name: test.program_bytes}
+    argv = [*compiler.argv, *compiler.run_args, file_argument(name)]
+    outcome = _run_in_scratch(compiler, argv, program, limits, stop)
     if outcome.status is Status.STOPPED:
         return None
-    judgement = judge(test, outcome)
+    duration = outcome.duration_s
+    rendered = outcome.status is Status.EXITED and outcome.exit_code == 0
+    if compiler.render_check is not None and rendered and test.expected_exit == 0:
+        checker = [*compiler.render_check, file_argument(name), "program.c"]
+        files = {**program, "program.c": outcome.stdout}
+        checked = dataclasses.replace(limits, address_space=False)
+        outcome = _run_in_scratch(compiler, checker, files, checked, stop)
+        if outcome.status is Status.STOPPED:
+            return None
+        duration += outcome.duration_s
+        judgement = judge_render(test, outcome)
+    else:
+        judgement = judge(test, outcome)
     return TestResult(
         path=test.path,
         verdict=judgement.verdict,
@@ -169,7 +209,7 @@ def run_parsed_test(
         actual_lines=judgement.actual_lines,
         tolerance_ulp=test.tolerance_ulp,
         stderr=outcome.stderr.decode("utf-8", errors="replace"),
-        duration_s=outcome.duration_s,
+        duration_s=duration,
     )
 
 

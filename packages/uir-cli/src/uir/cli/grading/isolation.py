@@ -236,7 +236,7 @@ NO_ISOLATION = Isolation(None, None)
 
 
 def hidden_paths(
-    grader_paths: Sequence[str], compiler_paths: Sequence[str]
+    grader_paths: Sequence[str], compiler_paths: Sequence[str], grader_tools: Sequence[str] = ()
 ) -> tuple[list[str], list[str]]:
     """What to hide from the compiler (the grader's paths: suites, reports, its working
     directory) and what of its own to show (the paths on its command line).
@@ -245,7 +245,9 @@ def hidden_paths(
     compiler's files, since a compiler may live under it whole (a virtual environment, an
     editable install). Nothing inside the other grader paths is ever shown. Each of the
     compiler's files is shown read-only with its directory, unless that directory holds
-    something hidden or is a shared one (/, /tmp): then the file alone.
+    something hidden or is a shared one (/, /tmp): then the file alone. `grader_tools`, the
+    directories of the grader's own code that runs in the sandbox too (the render grader's
+    checker), are shown whole even inside the working directory.
     """
     *paths, cwd = [os.path.realpath(p) for p in grader_paths]
     # Shortest first, so that what lies inside a hidden directory is not hidden twice.
@@ -260,6 +262,7 @@ def hidden_paths(
         for path in dict.fromkeys([*named, *(os.path.realpath(p) for p in named)])
         if not any(_inside(path, h) or _inside(h, path) for h in hidden)
     ]
+    strict = list(hidden)  # what is hidden whatever the compiler or the grader needs
     if cwd != "/" and not any(_inside(o, cwd) for o in own):
         hidden.append(cwd)
     visible = []
@@ -267,6 +270,9 @@ def hidden_paths(
         directory = path if os.path.isdir(path) else os.path.dirname(path)
         shared = directory in ("/", "/tmp") or any(_inside(h, directory) for h in hidden)
         visible.append(path if shared else directory)
+    for path in [os.path.realpath(p) for p in grader_tools]:
+        if not any(_inside(path, h) or _inside(h, path) for h in strict):
+            visible.append(path)
     return hidden, list(dict.fromkeys(visible))
 
 

@@ -34,6 +34,7 @@ PROGRESS_MARK = {
     Verdict.OUTPUT_LIMIT: "O",
     Verdict.CANNOT_START: "N",
     Verdict.BAD_TEST: "B",
+    Verdict.UNDEFINED: "U",
 }
 MARKS_PER_LINE = 60
 # Failure details show at most this many lines of each of expected, actual and stderr.
