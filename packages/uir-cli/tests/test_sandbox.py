@@ -270,3 +270,36 @@ def test_sigterm_to_the_grader_ends_the_run_with_its_reports(tmp_path: Path) -> 
     assert verdicts(document) == ["pass"] * ran
     assert f"interrupted by SIGTERM: {20 - ran} tests not run" in out
     assert list(scratch.iterdir()) == []  # every scratch directory removed
+
+
+def test_nothing_outlives_a_grader_killed_outright(tmp_path: Path) -> None:
+    suite = make_suite(tmp_path / "suite", {"a": "7"})
+    token = f"uir-orphan-{os.getpid()}-{time.monotonic_ns()}"
+    sleeper = shlex.join([sys.executable, "-c", "import time; time.sleep(30)", token])
+    command = [sys.executable, "-m", "uir.cli.main", "test", str(suite), "--compiler", sleeper]
+    grader = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def alive() -> list[str]:
+        found = []
+        for proc in Path("/proc").iterdir():
+            try:
+                if token.encode() in (proc / "cmdline").read_bytes():
+                    found.append(proc.name)
+            except OSError:
+                pass
+        return found
+
+    deadline = time.monotonic() + 30
+    while not alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert alive()  # the compiler is running
+    grader.kill()
+    grader.wait()
+    deadline = time.monotonic() + 10
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if ISOLATED:
+        assert alive() == []
+    else:  # its own session, out of reach of a kill the grader never got to send
+        for pid in alive():
+            os.kill(int(pid), signal.SIGKILL)
