@@ -303,3 +303,27 @@ def test_nothing_outlives_a_grader_killed_outright(tmp_path: Path) -> None:
     else:  # its own session, out of reach of a kill the grader never got to send
         for pid in alive():
             os.kill(int(pid), signal.SIGKILL)
+
+
+def test_a_missing_compiler_cannot_start_and_the_run_goes_on(tmp_path: Path) -> None:
+    suite = make_suite(tmp_path / "suite", {"a": "7", "b": "7"})
+    code, document = grade(suite, str(tmp_path / "no-such-uirc"), tmp_path / "r.json")
+    assert verdicts(document) == ["cannot-start", "cannot-start"]
+    assert "no such file" in document["tests"][0]["detail"]
+    assert code == 5
+
+
+def test_junk_in_a_suite_is_a_verdict_not_a_crash(tmp_path: Path) -> None:
+    suite = make_suite(tmp_path / "suite", {"a": "7"})
+    (suite / "notes.txt").write_text("not a test\n")  # not a .uir file: not collected
+    (suite / "junk.uir").write_bytes(b"\x00\xff\xfe garbage\n# expect-exit: 9\n")
+    (suite / "typo.uir").write_text("# expect-exit: three\n%a = CONST i32 7\n")
+    _, document = grade(suite, f"{sys.executable} -c print(7)", tmp_path / "r.json")
+    # junk.uir has no leading directives (its first line is a statement): it expects exit 0 and
+    # no output, and print(7) gets that wrong; typo.uir is a malformed test.
+    names = [t["name"] for t in document["tests"]]  # type: ignore[index]
+    assert dict(zip(names, verdicts(document), strict=True)) == {
+        "a": "pass",
+        "junk": "fail",
+        "typo": "bad-test",
+    }
