@@ -126,6 +126,9 @@ def stop_on_signals() -> Iterator[tuple[threading.Event, list[int]]]:
         received.append(number)
         stop.set()
 
+    if threading.current_thread() is not threading.main_thread():
+        yield stop, received  # only the main thread may handle signals (a test calling main)
+        return
     previous = {n: signal.signal(n, handler) for n in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield stop, received
