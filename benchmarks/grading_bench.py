@@ -6,7 +6,9 @@ Grades the first TESTS tests of suites/week1 (default 60) through:
     and in the bubblewrap sandbox (with cgroups where this machine allows them);
   - the reference compiler started as `python -m uir.cli.main` for each test, and forked from the
     fork server (the default).
-Prints wall-clock and CPU seconds per test (the grader's and its children's CPU together).
+Prints wall-clock and CPU seconds per test (the grader's and its children's CPU together; the
+fork server's too). Under bubblewrap the CPU figure undercounts: processes of the sandbox's PID
+namespace are partly reaped outside the grader's process tree. Wall-clock time is the measure.
 Nothing here asserts a time.
 """
 

@@ -327,3 +327,16 @@ def test_junk_in_a_suite_is_a_verdict_not_a_crash(tmp_path: Path) -> None:
         "junk": "fail",
         "typo": "bad-test",
     }
+
+
+def test_signals_inside_the_sandbox_are_crashes_and_cpu_timeouts(tmp_path: Path) -> None:
+    # bwrap reports a command killed by signal N as exit 128 + N: the grader reads it back.
+    suite = make_suite(tmp_path / "suite", {"a": "7"})
+    segfault = f"{sys.executable} -c 'import os, signal; os.kill(os.getpid(), signal.SIGSEGV)'"
+    _, crashed = grade(suite, segfault, tmp_path / "r.json")
+    assert crashed["tests"][0]["verdict"] == "crash"
+    assert crashed["tests"][0]["signal"] == "SIGSEGV"
+    burn = f"{sys.executable} -c 'while True: pass'"
+    _, burnt = grade(suite, burn, tmp_path / "r.json", "--cpu-limit", "1", "--timeout", "30")
+    assert burnt["tests"][0]["verdict"] == "timeout"
+    assert burnt["tests"][0]["signal"] == "SIGXCPU"
