@@ -99,7 +99,7 @@ def test_inside_the_sandbox_the_compiler_is_nobody_alone_and_offline(
     monkeypatch.chdir(grader)
     paths = [str(suite), str(suite / "a.uir"), str(grader)]
     monkeypatch.setenv("HOSTILE_PATHS", os.pathsep.join(paths))
-    _, document = grade(suite, hostile("whoami"), tmp_path / "r.json")
+    _, document = grade(suite, hostile("whoami"), tmp_path / "r.json", "--env", "HOSTILE_PATHS")
     seen = seen_inside(document)
     if not ISOLATED:
         assert document["isolation"] == Mode.NONE
@@ -340,3 +340,21 @@ def test_signals_inside_the_sandbox_are_crashes_and_cpu_timeouts(tmp_path: Path)
     _, burnt = grade(suite, burn, tmp_path / "r.json", "--cpu-limit", "1", "--timeout", "30")
     assert burnt["tests"][0]["verdict"] == "timeout"
     assert burnt["tests"][0]["signal"] == "SIGXCPU"
+
+
+def test_an_isolated_compiler_gets_only_a_plain_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = make_suite(tmp_path / "suite", {"a": "7"})
+    monkeypatch.setenv("COURSE_TOKEN", "s3cret")
+    monkeypatch.setenv("WANTED", "yes")
+    show = f"{sys.executable} -c 'import os; print(sorted(os.environ))'"
+    options = ["--env", "WANTED", "--env", "SET=here"]
+    _, document = grade(suite, show, tmp_path / "r.json", *options)
+    [line] = document["tests"][0]["actual_stdout"]
+    names = set(json.loads(line.replace("'", '"')))
+    if ISOLATED:
+        assert "COURSE_TOKEN" not in names
+        assert {"WANTED", "SET", "PATH", "TMPDIR"} <= names
+    else:
+        assert "COURSE_TOKEN" in names  # no isolation: the grader's environment, as documented

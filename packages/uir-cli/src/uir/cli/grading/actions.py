@@ -28,7 +28,15 @@ from .harness import (
     run_tests,
     student_compiler,
 )
-from .isolation import NO_ISOLATION, Isolation, Mode, find_bwrap, find_cgroups, hidden_paths
+from .isolation import (
+    NO_ISOLATION,
+    Isolation,
+    Mode,
+    compiler_environment,
+    find_bwrap,
+    find_cgroups,
+    hidden_paths,
+)
 from .limits import Limits
 from .sandbox import ExecLauncher
 from .testfile import collect_tests
@@ -150,7 +158,8 @@ def test(args: argparse.Namespace) -> int:
             compiler = Compiler(("uir",), compiler.run_args, None, server)
         elif args.compiler is not None:
             isolation = isolation_for(args, compiler, tests)
-            compiler = dataclasses.replace(compiler, launcher=ExecLauncher(isolation))
+            env = compiler_environment(os.environ, args.env) if isolation.bwrap else None
+            compiler = dataclasses.replace(compiler, env=env, launcher=ExecLauncher(isolation))
         progress = report.Progress(sys.stderr, len(tests))
         began = time.monotonic()
         stop, received = stack.enter_context(stop_on_signals())

@@ -155,6 +155,14 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
     # The fast path is the default now; the old switch stays accepted so scripts keep working.
     test.add_argument("--fork-server", action="store_true", help=argparse.SUPPRESS)
     test.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME[=VALUE]",
+        help="also give an isolated compiler this environment variable (repeatable); it gets "
+        "only PATH, HOME, LANG, LC_*, TZ, TERM and CC otherwise",
+    )
+    test.add_argument(
         "--no-isolation",
         action="store_true",
         help="run a --compiler without the bubblewrap sandbox, as this user (for debugging a "

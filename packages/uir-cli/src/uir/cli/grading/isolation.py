@@ -20,7 +20,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -278,3 +278,27 @@ def hidden_paths(
 
 def _inside(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+# What an isolated compiler inherits of the grader's environment unless told more with --env:
+# enough to find programs and pick a locale, nothing that may hold a course's secrets.
+KEPT_ENVIRONMENT = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TERM", "CC")
+
+
+def compiler_environment(
+    environment: Mapping[str, str], passed: Sequence[str] = ()
+) -> dict[str, str]:
+    """The environment of an isolated compiler: KEPT_ENVIRONMENT and the locale's LC_*
+    variables of `environment`, and each `NAME` (its value here) or `NAME=VALUE` of `passed`."""
+    kept = {
+        name: value
+        for name, value in environment.items()
+        if name in KEPT_ENVIRONMENT or name.startswith("LC_")
+    }
+    for item in passed:
+        name, equals, value = item.partition("=")
+        if equals:
+            kept[name] = value
+        elif name in environment:
+            kept[name] = environment[name]
+    return kept
