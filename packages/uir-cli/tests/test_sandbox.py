@@ -358,3 +358,20 @@ def test_an_isolated_compiler_gets_only_a_plain_environment(
         assert {"WANTED", "SET", "PATH", "TMPDIR"} <= names
     else:
         assert "COURSE_TOKEN" in names  # no isolation: the grader's environment, as documented
+
+
+def test_a_report_through_a_link_or_a_pipe_is_written_not_replaced(tmp_path: Path) -> None:
+    suite = make_suite(tmp_path / "suite", {"a": "7"})
+    target = tmp_path / "reports" / "real.json"
+    target.parent.mkdir()
+    link = tmp_path / "report.json"
+    link.symlink_to(target)
+    grade(suite, f"{sys.executable} -c print(7)", link)
+    assert link.is_symlink() and json.loads(target.read_text())["totals"]["passed"] == 1
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    reader = subprocess.Popen(["cat", str(pipe)], stdout=subprocess.PIPE, text=True)
+    main(["test", str(suite), "--compiler", f"{sys.executable} -c print(7)", "--json", str(pipe)])
+    out, _ = reader.communicate(timeout=60)
+    assert json.loads(out)["totals"]["passed"] == 1
+    assert pipe.is_fifo()

@@ -253,6 +253,8 @@ def hidden_paths(
     # Shortest first, so that what lies inside a hidden directory is not hidden twice.
     hidden: list[str] = []
     for path in sorted(set(paths) - {"/"}, key=len):
+        if _inside(path, "/proc") or _inside(path, "/dev"):
+            continue  # a report to /dev/stdout: the sandbox has its own /proc and /dev
         if not any(_inside(path, h) for h in hidden):
             hidden.append(path)
     # A path as named and as resolved: a virtual environment's python is a link out of it.

@@ -201,6 +201,12 @@ def json_report(
 def write_json(path: str, report: dict[str, Any]) -> None:
     """Write the report whole or not at all: a reader never sees half a file."""
     text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    if path.startswith(("/dev/", "/proc/")) or (os.path.exists(path) and not os.path.isfile(path)):
+        # A device or a pipe (`--json /dev/stdout`): written through, never replaced.
+        with open(path, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        return
+    path = os.path.realpath(path)  # replace what a link points to, not the link
     temporary = f"{path}.tmp-{os.getpid()}"
     try:
         with open(temporary, "w", encoding="utf-8") as stream:
