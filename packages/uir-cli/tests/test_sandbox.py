@@ -375,3 +375,13 @@ def test_a_report_through_a_link_or_a_pipe_is_written_not_replaced(tmp_path: Pat
     out, _ = reader.communicate(timeout=60)
     assert json.loads(out)["totals"]["passed"] == 1
     assert pipe.is_fifo()
+
+
+def test_every_run_cgroup_is_removed(tmp_path: Path) -> None:
+    suite = make_suite(tmp_path / "suite", {"a": "7", "b": "escaped"})
+    grade(suite, f"{sys.executable} -c print(7)", tmp_path / "r.json")
+    grade(suite, hostile("escape", "/nonexistent", "/nonexistent"), tmp_path / "r.json")
+    cgroups = find_cgroups()
+    if cgroups is not None:
+        mine = f"uir-run-{os.getpid()}-"
+        assert [p for d in cgroups.parents for p in os.listdir(d) if p.startswith(mine)] == []
