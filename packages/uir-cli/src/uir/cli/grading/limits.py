@@ -21,7 +21,7 @@ class Limits:
     file_mb: int = 64  # RLIMIT_FSIZE: the largest file the command may write
     # Processes and threads of one run, all together (a cgroup's pids.max; numpy's thread pool
     # counts). Only where the grader can make cgroups, which also caps the run's total memory.
-    processes: int = 64
+    processes: int = 256
     # Whether memory_mb also caps each process's address space (RLIMIT_AS). The render grader's
     # sanitized build cannot run under it (AddressSanitizer reserves terabytes it never uses).
     address_space: bool = True
