@@ -2,7 +2,9 @@
 
 The compiler never sees a test file: it gets a copy of the program with the directives removed
 (testfile.py), alone in a new temporary directory that is its working directory and its TMPDIR,
-and it runs under the limits of sandbox.py. The contract is `CMD run FILE` (uir.md section 11).
+and it runs under the limits of sandbox.py, isolated as its launcher says (isolation.py). The
+contract is `CMD run FILE` (uir.md section 11), or `CMD render FILE` for the render grader, whose
+C is then run by render_check.py in a second scratch directory.
 """
 
 from __future__ import annotations

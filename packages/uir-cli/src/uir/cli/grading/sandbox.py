@@ -5,9 +5,10 @@ resource limits on CPU time, address space, file size and core dumps, a wall-clo
 its standard output and error read with a size cap. Whatever the command does (crash, hang, flood
 its output, fail to exist) ends in an Outcome; nothing here raises for the command's misbehaviour.
 
-How the process is started is a Launcher: ExecLauncher runs a program (`subprocess`), and the
-fork server of forkserver.py starts a preloaded Python; both hand back a Started process that
-`run_limited` supervises the same way.
+How the process is started is a Launcher: ExecLauncher runs a program (`subprocess`), inside
+the namespaces and cgroup of isolation.py when given an Isolation, and the fork server of
+forkserver.py starts a preloaded Python; both hand back a Started process that `run_limited`
+supervises the same way.
 """
 
 from __future__ import annotations
