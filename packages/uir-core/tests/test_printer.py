@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from uir.core.arrays import round_array
 from uir.core.dtypes import DTYPES, Type
-from uir.core.floats import round_array
 from uir.core.ops import Op
 from uir.core.parse import FloatLiteral, const_value, parse
 from uir.core.printer import print_program

@@ -212,14 +212,6 @@ def bounds(uop: UOp) -> Interval:
     return uop._bounds
 
 
-def vmin(uop: UOp) -> int:
-    return bounds(uop)[0]
-
-
-def vmax(uop: UOp) -> int:
-    return bounds(uop)[1]
-
-
 # Gated accesses (uir.md section 6.4): a gate's conjuncts that compare an int UOp with a constant
 # bound that UOp where the gate holds, as (lowest, highest) given the constant on the right or left.
 _NARROW_RIGHT: dict[Op, Callable[[int], tuple[int | None, int | None]]] = {

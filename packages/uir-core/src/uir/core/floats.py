@@ -10,12 +10,10 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-import numpy as np
-
-from .dtypes import DType
+from .dtypes import DType, bf16, f16, f32, f64
 
 
-def _limits(dtype: DType) -> tuple[int, int, int]:
+def float_limits(dtype: DType) -> tuple[int, int, int]:
     """(significand bits p, smallest normal exponent, largest exponent) of a float dtype."""
     emax = (1 << (dtype.exponent - 1)) - 1
     return dtype.mantissa, 1 - emax, emax
@@ -28,7 +26,7 @@ def round_fraction(value: Fraction, dtype: DType, negative_zero: bool = False) -
     """
     if value == 0:
         return -0.0 if negative_zero else 0.0
-    p, emin, emax = _limits(dtype)
+    p, emin, emax = float_limits(dtype)
     magnitude = abs(value)
     num, den = magnitude.numerator, magnitude.denominator
     exp = num.bit_length() - den.bit_length()  # 2**(exp-1) < magnitude < 2**(exp+1)
@@ -39,27 +37,6 @@ def round_fraction(value: Fraction, dtype: DType, negative_zero: bool = False) -
     overflows = quantum + steps.bit_length() - 1 > emax
     result = math.inf if overflows else math.ldexp(steps, quantum)
     return -result if value < 0 else result
-
-
-def round_array(values: np.ndarray, dtype: DType) -> np.ndarray:
-    """Round float64 (or wider-exact) values once to `dtype`, stored in its numpy storage type."""
-    values = np.asarray(values, dtype=np.float64)
-    if dtype.name != "bf16":
-        # numpy converts float64 to float32 and float16 with one correct rounding (overflow
-        # to infinity included, which is the right answer, not a problem to warn about).
-        with np.errstate(over="ignore"):
-            return values.astype(dtype.storage)
-    p, emin, emax = _limits(dtype)
-    with np.errstate(all="ignore"):
-        _, exps = np.frexp(values)  # values = m * 2**exps with 0.5 <= |m| < 1
-        quantum = np.maximum(exps - 1, emin) - (p - 1)
-        scale = np.ldexp(1.0, quantum)
-        rounded = np.rint(values / scale) * scale  # np.rint is ties-to-even
-        limit = math.ldexp(1.0, emax + 1)
-        rounded = np.where(np.abs(rounded) >= limit, np.copysign(np.inf, values), rounded)
-        rounded = np.where(np.isfinite(values), rounded, values)
-        rounded = np.where(values == 0, values, rounded)  # keeps the sign of zero
-    return rounded.astype(np.float32)
 
 
 def shortest_text(value: float, dtype: DType) -> str:
@@ -77,11 +54,15 @@ def shortest_text(value: float, dtype: DType) -> str:
     return text
 
 
+# Enough significant digits to tell every value of the dtype apart (uir.md section 11).
+_OUTPUT_DIGITS = {f16: 5, bf16: 4, f32: 9, f64: 17}
+
+
 def format_float(value: float, dtype: DType) -> str:
     """Output formatting of uir.md section 11: C's %.Ng of the exact value."""
     if math.isnan(value):
         return "nan"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
-    digits = {"f16": 5, "bf16": 4, "f32": 9, "f64": 17}[dtype.name]
+    digits = _OUTPUT_DIGITS[dtype]
     return f"{value:.{digits}g}"

@@ -10,13 +10,15 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import numpy as np
 import pluggy
 
 from .errors import BackendError, UsageError
 from .uop import UOp
+
+if TYPE_CHECKING:
+    import numpy as np  # for annotations only: loading plugins must not load numpy
 
 hookspec = pluggy.HookspecMarker("uir")
 hookimpl = pluggy.HookimplMarker("uir")
