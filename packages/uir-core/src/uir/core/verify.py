@@ -16,7 +16,7 @@ from .dtypes import BOOL, I32, VOID, Type
 from .errors import VerifyError
 from .memory import VERSIONS, Kind, buffer_of, kind
 from .ops import ALU, BINARY, BITWISE, COMPARE, FLOAT_BINARY, FLOAT_UNARY, INT_BINARY, Op
-from .parse import Program
+from .parse import LongInt, Program
 from .schedule import execution_order, memory_order
 from .uop import UOp
 
@@ -82,6 +82,10 @@ def _check_const(c: _Checker, uop: UOp) -> None:
         if dtype.is_bool:
             ok = isinstance(v, bool)
         elif dtype.is_int:
+            if isinstance(v, LongInt):
+                raise c.fail(
+                    uop, f"a literal of {len(v.digits)} digits is out of range for {dtype}"
+                )
             ok = isinstance(v, int) and not isinstance(v, bool)
             if ok and not dtype.min <= v <= dtype.max:
                 raise c.fail(uop, f"{v} is out of range for {dtype}")
