@@ -108,6 +108,14 @@ def round_decimal(digits: str, exponent: int, dtype: DType) -> float:
     return result
 
 
+def _read_decimal(text: str, dtype: DType) -> float:
+    """The float of `dtype` nearest to a decimal literal as `%g` writes it (`-1.25e-05`)."""
+    mantissa, _, exp = text.lstrip("-").partition("e")
+    whole, _, frac = mantissa.partition(".")
+    magnitude = round_decimal((whole + frac).lstrip("0"), int(exp or 0) - len(frac), dtype)
+    return -magnitude if text.startswith("-") else magnitude
+
+
 def shortest_text(value: float, dtype: DType) -> str:
     """The shortest decimal literal that parses back to exactly `value` in `dtype`."""
     if math.isnan(value):
@@ -116,7 +124,7 @@ def shortest_text(value: float, dtype: DType) -> str:
         return "inf" if value > 0 else "-inf"
     for digits in range(1, 18):
         text = f"{value:.{digits}g}"
-        if round_fraction(Fraction(text), dtype, text.startswith("-")) == value:
+        if _read_decimal(text, dtype) == value:
             break
     if not any(c in text for c in ".e"):
         text += ".0"  # keep it a float literal: an int literal -0 would be +0

@@ -208,6 +208,7 @@ def parse_argument(text: str, line: int) -> Any:
     if "".join(tokens) != "".join(BLANKS.split(text)):
         raise ParseError(f"bad argument '{text.strip()}'", line)
     stack: list[list[Any]] = []  # the open tuples, innermost last
+    literals: dict[str, Any] = {}  # each distinct token parsed once: big CONSTs repeat values
     result: Any = None
     done = False
     expect_item = True  # at the start, after '(' and after ','
@@ -233,7 +234,9 @@ def parse_argument(text: str, line: int) -> Any:
         else:
             if not expect_item:
                 raise ParseError(f"missing ',' before '{token}'", line)
-            item = parse_literal(token, line)
+            item = literals.get(token)
+            if item is None:
+                item = literals[token] = parse_literal(token, line)
         if stack:
             stack[-1].append(item)
             expect_item = False
@@ -257,7 +260,16 @@ def parse_type(text: str, line: int) -> Type:
 def const_value(arg: Any, type_: Type) -> Any:
     """A CONST literal as a value of its dtype: float literals (and ints in floats) rounded once."""
     if isinstance(arg, tuple):
-        return tuple(const_value(a, type_) for a in arg)
+        # A shaped CONST repeats few distinct literals (parse_argument shares equal tokens'
+        # objects), so each distinct one is converted once.
+        done: dict[int, Any] = {}
+        values = []
+        for a in arg:
+            value = done.get(id(a), done)
+            if value is done:
+                value = done[id(a)] = const_value(a, type_)
+            values.append(value)
+        return tuple(values)
     if type_.dtype.is_float:
         if isinstance(arg, (FloatLiteral, LongInt)):
             return arg.rounded(type_.dtype)

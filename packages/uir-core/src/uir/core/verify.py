@@ -13,6 +13,7 @@ from collections.abc import Callable
 from .bounds import bounds, gated_bounds
 from .calls import Origins, inline_calls
 from .dtypes import BOOL, I32, VOID, Type
+from .elements import Elements
 from .errors import VerifyError
 from .memory import VERSIONS, Kind, buffer_of, kind
 from .ops import ALU, BINARY, BITWISE, COMPARE, FLOAT_BINARY, FLOAT_UNARY, INT_BINARY, Op
@@ -71,9 +72,10 @@ def _check_const(c: _Checker, uop: UOp) -> None:
     dtype = uop.dtype
     values = uop.arg
     if uop.type.shape:
-        ok = isinstance(values, tuple) and len(values) == uop.type.size
+        ok = isinstance(values, Elements) and len(values) == uop.type.size
         if not ok:
             raise c.fail(uop, f"CONST {uop.type} needs a flat tuple of {uop.type.size} elements")
+        values = _distinct_kinds(values)
     else:
         if isinstance(values, tuple):
             raise c.fail(uop, "a scalar CONST takes one literal, not a tuple")
@@ -93,6 +95,17 @@ def _check_const(c: _Checker, uop: UOp) -> None:
             ok = isinstance(v, float)  # the parser has rounded every number literal to the type
         if not ok:
             raise c.fail(uop, f"'{v}' is not a literal of type {dtype}")
+
+
+def _distinct_kinds(elements: Elements) -> tuple | Elements:
+    """Elements standing for all of `elements` in every check of `_check_const`: a packed array
+    holds one kind of number, so its extremes stand for it."""
+    if elements.is_fill:
+        return (elements[0],)
+    packed = elements.packed
+    if packed is not None:
+        return (min(packed), max(packed)) if packed.typecode in "qQ" else (elements[0],)
+    return elements
 
 
 def _check_param(c: _Checker, uop: UOp) -> None:
