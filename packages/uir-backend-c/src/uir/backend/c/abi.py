@@ -20,7 +20,23 @@ from dataclasses import dataclass
 import numpy as np
 
 from uir.core.arrays import bf16_bits, bf16_values
-from uir.core.dtypes import DType, Type, bf16, f16
+from uir.core.dtypes import (
+    DType,
+    Type,
+    bf16,
+    bool_,
+    f16,
+    f32,
+    f64,
+    i8,
+    i16,
+    i32,
+    i64,
+    u8,
+    u16,
+    u32,
+    u64,
+)
 from uir.core.memory import Kind, kind, window
 from uir.core.ops import Op
 from uir.core.uop import UOp
@@ -29,42 +45,38 @@ ENTRY = "uir_program"
 
 # The C type of a value in registers. f16 and bf16 values live in a float, which holds each exactly.
 _VALUE_CTYPE = {
-    "bool": "bool",
-    "i8": "int8_t",
-    "i16": "int16_t",
-    "i32": "int32_t",
-    "i64": "int64_t",
-    "u8": "uint8_t",
-    "u16": "uint16_t",
-    "u32": "uint32_t",
-    "u64": "uint64_t",
-    "f16": "float",
-    "bf16": "float",
-    "f32": "float",
-    "f64": "double",
+    bool_: "bool",
+    i8: "int8_t",
+    i16: "int16_t",
+    i32: "int32_t",
+    i64: "int64_t",
+    u8: "uint8_t",
+    u16: "uint16_t",
+    u32: "uint32_t",
+    u64: "uint64_t",
+    f16: "float",
+    bf16: "float",
+    f32: "float",
+    f64: "double",
 }
 # The C type of an element in memory, where it differs from the value type.
-_STORAGE_CTYPE = {**_VALUE_CTYPE, "bool": "uint8_t", "f16": "uint16_t", "bf16": "uint16_t"}
-_STORAGE_NUMPY = {
-    "bool": np.uint8,
-    "f16": np.uint16,
-    "bf16": np.uint16,
-}
+_STORAGE_CTYPE = {**_VALUE_CTYPE, bool_: "uint8_t", f16: "uint16_t", bf16: "uint16_t"}
+_STORAGE_NUMPY = {bool_: np.uint8, f16: np.uint16, bf16: np.uint16}
 
 
 def value_ctype(dtype: DType) -> str:
     """The C type holding a value of `dtype`."""
-    return _VALUE_CTYPE[dtype.name]
+    return _VALUE_CTYPE[dtype]
 
 
 def storage_ctype(dtype: DType) -> str:
     """The C type of one element of a buffer of `dtype`."""
-    return _STORAGE_CTYPE[dtype.name]
+    return _STORAGE_CTYPE[dtype]
 
 
 def abi_numpy(dtype: DType) -> np.dtype:
     """The numpy dtype whose bytes are `storage_ctype(dtype)`."""
-    return np.dtype(_STORAGE_NUMPY.get(dtype.name, dtype.storage))
+    return np.dtype(_STORAGE_NUMPY.get(dtype, dtype.storage))
 
 
 def to_abi(values: np.ndarray, dtype: DType) -> np.ndarray:
