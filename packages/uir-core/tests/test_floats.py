@@ -6,8 +6,9 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from uir.core.arrays import round_array
 from uir.core.dtypes import bf16, f16, f32, f64
-from uir.core.floats import format_float, round_array, round_fraction, shortest_text
+from uir.core.floats import format_float, round_fraction, shortest_text
 
 
 def f32_bits(value: float) -> int:

@@ -1,5 +1,4 @@
 import math
-from fractions import Fraction
 
 import pytest
 
@@ -93,7 +92,7 @@ def test_tuples_and_words():
     assert parse_argument("()", 1) == ()
     assert parse_argument("(ADD, (0, 1))", 1) == (Op.ADD, (0, 1))
     assert parse_argument("true", 1) is True
-    assert parse_argument("-1.5", 1) == FloatLiteral(Fraction(3, 2), negative=True)
+    assert parse_argument("-1.5", 1) == FloatLiteral("15", -1, negative=True)
 
 
 def test_shaped_types_and_float_tuples():

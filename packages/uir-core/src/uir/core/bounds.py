@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from .elements import Elements
 from .ops import Op
 from .uop import UOp
 
@@ -25,7 +26,7 @@ def full_range(uop: UOp) -> Interval:
 
 
 def _const(uop: UOp, _: list[Interval]) -> Interval | None:
-    values = uop.arg if isinstance(uop.arg, tuple) else (uop.arg,)
+    values = uop.arg if isinstance(uop.arg, (tuple, Elements)) else (uop.arg,)
     if not values or not all(isinstance(v, int) for v in values):
         return None
     return int(min(values)), int(max(values))
@@ -210,14 +211,6 @@ def bounds(uop: UOp) -> Interval:
         result = _compute(node, [s._bounds for s in node.src])
         object.__setattr__(node, "_bounds", result)
     return uop._bounds
-
-
-def vmin(uop: UOp) -> int:
-    return bounds(uop)[0]
-
-
-def vmax(uop: UOp) -> int:
-    return bounds(uop)[1]
 
 
 # Gated accesses (uir.md section 6.4): a gate's conjuncts that compare an int UOp with a constant

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 
-class Kind(enum.Enum):
+class DTypeKind(enum.Enum):
     VOID = "void"
     BOOL = "bool"
     SINT = "sint"
@@ -16,12 +18,16 @@ class Kind(enum.Enum):
     FLOAT = "float"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DType:
-    """A scalar dtype; `mantissa` counts a float's significand bits, the hidden bit included."""
+    """A scalar dtype; `mantissa` counts a float's significand bits, the hidden bit included.
+
+    There is one object per dtype (the constants below, also found by name in DTYPES), so dtypes
+    compare and hash by identity: `dtype is bf16`, never `dtype.name == "bf16"`.
+    """
 
     name: str
-    kind: Kind
+    kind: DTypeKind
     bits: int
     mantissa: int = 0
     exponent: int = 0
@@ -29,21 +35,24 @@ class DType:
     def __repr__(self) -> str:
         return self.name
 
+    def __reduce__(self) -> tuple:
+        return (dtype_named, (self.name,))  # unpickles to the one object of this dtype
+
     @property
     def is_void(self) -> bool:
-        return self.kind is Kind.VOID
+        return self.kind is DTypeKind.VOID
 
     @property
     def is_int(self) -> bool:
-        return self.kind in (Kind.SINT, Kind.UINT)
+        return self.kind in (DTypeKind.SINT, DTypeKind.UINT)
 
     @property
     def is_float(self) -> bool:
-        return self.kind is Kind.FLOAT
+        return self.kind is DTypeKind.FLOAT
 
     @property
     def is_bool(self) -> bool:
-        return self.kind is Kind.BOOL
+        return self.kind is DTypeKind.BOOL
 
     @property
     def is_number(self) -> bool:
@@ -51,7 +60,7 @@ class DType:
 
     @property
     def signed(self) -> bool:
-        return self.kind is Kind.SINT
+        return self.kind is DTypeKind.SINT
 
     @property
     def min(self) -> int:
@@ -68,6 +77,10 @@ class DType:
     @property
     def storage(self) -> np.dtype:
         """The numpy dtype that holds values of this dtype (bf16 lives in float32)."""
+        # numpy is imported on first use, not with this module: parsing, checking and printing
+        # never need it, and importing it was most of the start-up time of every `uir` process.
+        import numpy as np
+
         return np.dtype(_STORAGE[self.name])
 
     def wrap(self, value: int) -> int:
@@ -95,24 +108,29 @@ _STORAGE = {
     "f64": "float64",
 }
 
-void = DType("void", Kind.VOID, 0)
-bool_ = DType("bool", Kind.BOOL, 1)
-i8 = DType("i8", Kind.SINT, 8)
-i16 = DType("i16", Kind.SINT, 16)
-i32 = DType("i32", Kind.SINT, 32)
-i64 = DType("i64", Kind.SINT, 64)
-u8 = DType("u8", Kind.UINT, 8)
-u16 = DType("u16", Kind.UINT, 16)
-u32 = DType("u32", Kind.UINT, 32)
-u64 = DType("u64", Kind.UINT, 64)
-f16 = DType("f16", Kind.FLOAT, 16, mantissa=11, exponent=5)
-bf16 = DType("bf16", Kind.FLOAT, 16, mantissa=8, exponent=8)
-f32 = DType("f32", Kind.FLOAT, 32, mantissa=24, exponent=8)
-f64 = DType("f64", Kind.FLOAT, 64, mantissa=53, exponent=11)
+void = DType("void", DTypeKind.VOID, 0)
+bool_ = DType("bool", DTypeKind.BOOL, 1)
+i8 = DType("i8", DTypeKind.SINT, 8)
+i16 = DType("i16", DTypeKind.SINT, 16)
+i32 = DType("i32", DTypeKind.SINT, 32)
+i64 = DType("i64", DTypeKind.SINT, 64)
+u8 = DType("u8", DTypeKind.UINT, 8)
+u16 = DType("u16", DTypeKind.UINT, 16)
+u32 = DType("u32", DTypeKind.UINT, 32)
+u64 = DType("u64", DTypeKind.UINT, 64)
+f16 = DType("f16", DTypeKind.FLOAT, 16, mantissa=11, exponent=5)
+bf16 = DType("bf16", DTypeKind.FLOAT, 16, mantissa=8, exponent=8)
+f32 = DType("f32", DTypeKind.FLOAT, 32, mantissa=24, exponent=8)
+f64 = DType("f64", DTypeKind.FLOAT, 64, mantissa=53, exponent=11)
 
 DTYPES: dict[str, DType] = {
     d.name: d for d in (void, bool_, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64)
 }
+
+
+def dtype_named(name: str) -> DType:
+    """The dtype called `name` (`i32`, `f32`, ...)."""
+    return DTYPES[name]
 
 
 @dataclass(frozen=True)

@@ -7,23 +7,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .arrays import buffer_contents, const_array
 from .calls import inline_calls
 from .errors import BackendError
-from .memory import buffer_of
+from .memory import Window, buffer_of
 from .ops import ALU, Op
 from .plugins import Backend, hookimpl
 from .schedule import schedule
 from .semantics import apply
 from .uop import UOp
-
-
-@dataclass(frozen=True)
-class Window:
-    """A memory reference at run time: `size` elements of `buffer` from `begin` on."""
-
-    buffer: UOp
-    begin: int
-    size: int
 
 
 @dataclass(frozen=True)
@@ -40,7 +32,7 @@ Memory = dict[UOp, np.ndarray]  # each BUFFER and LOCAL -> its current contents
 
 
 def _const(uop: UOp, values: Values, memory: Memory) -> np.ndarray:
-    return np.array(uop.arg, dtype=uop.dtype.storage).reshape(uop.type.shape)
+    return const_array(uop)
 
 
 def _alu(uop: UOp, values: Values, memory: Memory) -> np.ndarray:
@@ -111,18 +103,10 @@ def initial_memory(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None) ->
     inputs = inputs or {}
     memory: Memory = {}
     for uop in sink.toposort(bodies=False):
-        if uop.op not in (Op.BUFFER, Op.LOCAL):
-            continue
-        storage, size = uop.dtype.storage, uop.type.shape[0]
-        if uop.op is Op.BUFFER and uop.arg in inputs:
-            given = np.asarray(inputs[uop.arg])
-            if given.size != size:
-                raise BackendError(f"input {uop.arg} has {given.size} elements, not {size}")
-            memory[uop] = np.array(given, dtype=storage).reshape(size)
-        elif uop.src:
-            memory[uop] = np.array(uop.src[0].arg, dtype=storage).reshape(size)
-        else:
-            memory[uop] = np.zeros(size, dtype=storage)
+        if uop.op is Op.BUFFER:
+            memory[uop] = buffer_contents(uop, inputs.get(uop.arg))
+        elif uop.op is Op.LOCAL:
+            memory[uop] = buffer_contents(uop)
     return memory
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import weakref
+from dataclasses import dataclass
 
 from .ops import Op
 from .uop import UOp
@@ -79,3 +80,18 @@ def window_begin(ref: UOp) -> int:
         begin += ref.arg[0][0]
         ref = ref.src[0]
     return begin
+
+
+@dataclass(frozen=True)
+class Window:
+    """Where a memory reference points: `size` elements of `buffer` (a BUFFER or LOCAL) from
+    element `begin` on."""
+
+    buffer: UOp
+    begin: int
+    size: int
+
+
+def window(ref: UOp) -> Window:
+    """The buffer a version or SHRINK window lies in, where it starts there, and its length."""
+    return Window(buffer_of(ref), window_begin(ref), ref.type.size)

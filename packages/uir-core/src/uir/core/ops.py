@@ -66,6 +66,9 @@ class Op(enum.Enum):
         return self.name
 
     __str__ = __repr__
+    # Members are singletons: hash by identity in C rather than by name in Python. Every UOp
+    # construction hashes its op, so this is measurable in parsing and rewriting.
+    __hash__ = object.__hash__
 
 
 # Float-only unary math.
@@ -81,5 +84,3 @@ COMPARE = frozenset({Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE})
 # Every op that computes elementwise on values through the semantics table.
 ALU = UNARY | BINARY | COMPARE | {Op.WHERE, Op.CAST, Op.BITCAST}
 COMMUTATIVE = frozenset({Op.ADD, Op.MUL, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR, Op.CMPEQ, Op.CMPNE})
-MEMORY = frozenset({Op.BUFFER, Op.LOCAL, Op.LOAD, Op.STORE, Op.AFTER})
-LOOP = frozenset({Op.RANGE, Op.END})

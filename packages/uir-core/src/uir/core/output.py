@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .dtypes import DType
 from .floats import format_float
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def format_element(value: object, dtype: DType) -> str:
@@ -18,4 +21,5 @@ def format_element(value: object, dtype: DType) -> str:
 
 def format_value(value: np.ndarray, dtype: DType) -> str:
     """A scalar, or every element in row-major order separated by single spaces."""
-    return " ".join(format_element(v, dtype) for v in np.ravel(value))
+    # A method, not np.ravel: the CLI imports this module, and checking a program needs no numpy.
+    return " ".join(format_element(v, dtype) for v in value.ravel())

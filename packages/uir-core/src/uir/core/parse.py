@@ -7,14 +7,14 @@ arguments equal in value, denote one UOp.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
-from .dtypes import DTYPES, Type
+from .dtypes import DTYPES, DType, Type
 from .errors import ParseError
-from .floats import round_fraction
+from .floats import round_decimal, round_dyadic
 from .ops import Op
 from .uop import UOp
 
@@ -32,31 +32,69 @@ MAX_NESTING = 64
 
 @dataclass(frozen=True)
 class FloatLiteral:
-    """A float literal's exact value; it becomes a Python float once its dtype is known."""
+    """A float literal's exact value; it becomes a Python float once its dtype is known.
 
-    value: Fraction  # the magnitude; literals only have denominators 2**a * 5**b
+    The value is `int(digits, 16 if binary else 10) * (2 if binary else 10) ** exponent`: decimal
+    digits without leading or trailing zeros and a power of ten, or, for a hex float too long to
+    write in decimal cheaply, an odd hex mantissa and a power of two. Every other hex float is
+    converted to the decimal form, so literals are equal exactly when their values are (short of
+    a decimal spelling of such a long hex float). Every step is linear in the literal's length.
+    """
+
+    digits: str  # "" for zero
+    exponent: int = 0
+    binary: bool = False  # written as a hex float
     negative: bool = False
     special: str | None = None  # "inf" or "nan"
 
     def __str__(self) -> str:
-        """The exact value as a decimal literal (every literal's value has a finite one)."""
+        """The value as a literal of the same radix, positional where that stays short."""
         sign = "-" if self.negative else ""
         if self.special:
             return sign + self.special
-        num, den = self.value.numerator, self.value.denominator
-        places = 0
-        while (num * 10**places) % den:
-            places += 1
-        digits = str(num * 10**places // den).rjust(places + 1, "0")
-        whole, frac = digits[: len(digits) - places], digits[len(digits) - places :]
-        return f"{sign}{whole}.{frac or '0'}"
+        if not self.digits:
+            return f"{sign}0.0"
+        if self.binary:
+            return f"{sign}0x{self.digits}p{self.exponent}"
+        if -len(self.digits) - 20 <= self.exponent < 0:
+            whole = self.digits[: self.exponent].lstrip("0") or "0"
+            frac = self.digits[self.exponent :].rjust(-self.exponent, "0")
+            return f"{sign}{whole}.{frac}"
+        if 0 <= self.exponent <= 20:
+            return f"{sign}{self.digits}{'0' * self.exponent}.0"
+        head, tail = self.digits[0], self.digits[1:] or "0"
+        return f"{sign}{head}.{tail}e{self.exponent + len(self.digits) - 1}"
 
-    def rounded(self, dtype: Any) -> float:
+    def rounded(self, dtype: DType) -> float:
         if self.special == "nan":
             return float("nan")
         if self.special == "inf":
-            return float("-inf") if self.negative else float("inf")
-        magnitude = round_fraction(self.value, dtype)
+            magnitude = math.inf
+        elif self.binary:
+            magnitude = round_dyadic(int(self.digits or "0", 16), self.exponent, dtype)
+        else:
+            magnitude = round_decimal(self.digits, self.exponent, dtype)
+        return -magnitude if self.negative else magnitude
+
+
+@dataclass(frozen=True)
+class LongInt:
+    """An int literal of over 4,300 decimal digits (or 3,500 hex digits): Python's int conversion
+    refuses that many (it is quadratic). It lies beyond the range of every int dtype, so only its
+    digits are kept; a float CONST still rounds it (to infinity)."""
+
+    digits: str  # without leading zeros
+    hex: bool = False
+    negative: bool = False
+
+    def __str__(self) -> str:
+        return ("-" if self.negative else "") + ("0x" if self.hex else "") + self.digits
+
+    def rounded(self, dtype: DType) -> float:
+        if self.hex:
+            magnitude = round_dyadic(int(self.digits, 16), 0, dtype)
+        else:
+            magnitude = round_decimal(self.digits, 0, dtype)
         return -magnitude if self.negative else magnitude
 
 
@@ -82,41 +120,81 @@ class _Statement:
     arg: Any
 
 
-def _clamp_exponent(exponent: int, digits: int) -> int:
-    """An exponent moved in from beyond every dtype's range, where its value would take forever.
+# Python refuses to convert longer decimal strings to int or back (the conversion is quadratic);
+# a hex int of more digits would print with more decimal digits than that.
+INT_DIGITS_LIMIT = 4300
+HEX_DIGITS_LIMIT = 3500
+# An exponent written with more digits than this moves any literal's value beyond every dtype
+# (a literal's own digits could never move it back): it is read as this many nines.
+EXPONENT_DIGITS_LIMIT = 18
 
-    With at most `digits` digits, a mantissa lies within a factor 2**(4 * digits) of 1, so an
-    exponent (of 10 or 2) beyond 1100 + 4 * digits already overflows to inf, or rounds to zero, in
-    every dtype (f64 ends near 2**1024, its subnormals near 2**-1075); pulling it in to that
-    limit keeps the rounded value of the literal, the one thing ever made of it.
-    """
-    limit = 1100 + 4 * digits
-    return max(-limit, min(limit, exponent))
+
+def _exponent(text: str) -> int:
+    """A literal's exponent, saturated where its text is too long to matter (or to convert)."""
+    negative = text.startswith("-")
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > EXPONENT_DIGITS_LIMIT:
+        digits = "9" * EXPONENT_DIGITS_LIMIT
+    return -int(digits) if negative else int(digits)
+
+
+# A hex float m * 2**e (m odd) with bits(m) + |e| up to this is converted to decimal: that covers
+# every value of every float dtype, and the decimal has at most about 1,600 digits.
+SHORT_HEXFLOAT_BITS = 2200
+
+
+def _decimal_literal(digits: str, exponent: int, negative: bool) -> FloatLiteral:
+    """The FloatLiteral of `int(digits) * 10**exponent`, its digits made canonical."""
+    digits = digits.lstrip("0")
+    significant = digits.rstrip("0")
+    exponent += len(digits) - len(significant)
+    return FloatLiteral(significant, exponent if significant else 0, False, negative)
+
+
+def _decimal(text: str) -> FloatLiteral:
+    mantissa, _, exp = text.lower().lstrip("-").partition("e")
+    whole, _, frac = mantissa.partition(".")
+    return _decimal_literal(whole + frac, _exponent(exp or "0") - len(frac), text.startswith("-"))
+
+
+def _hexfloat(sign: str, whole: str, frac: str, exp: str) -> FloatLiteral:
+    mantissa = int(whole + frac, 16)  # linear: the radix is a power of two
+    if not mantissa:
+        return FloatLiteral("", 0, False, sign == "-")
+    zeros = (mantissa & -mantissa).bit_length() - 1  # make the mantissa odd: one form per value
+    mantissa >>= zeros
+    exponent = _exponent(exp) - 4 * len(frac) + zeros
+    if mantissa.bit_length() + abs(exponent) > SHORT_HEXFLOAT_BITS:
+        return FloatLiteral(f"{mantissa:x}", exponent, True, sign == "-")
+    if exponent >= 0:
+        return _decimal_literal(str(mantissa << exponent), 0, sign == "-")
+    return _decimal_literal(str(mantissa * 5**-exponent), exponent, sign == "-")
+
+
+def _int(text: str) -> int | LongInt:
+    negative = text.startswith("-")
+    hex_ = text.lstrip("-").startswith("0x")
+    digits = text.lstrip("-").removeprefix("0x").lstrip("0") or "0"
+    if len(digits) > (HEX_DIGITS_LIMIT if hex_ else INT_DIGITS_LIMIT):
+        return LongInt(digits.lower() if hex_ else digits, hex_, negative)
+    value = int(digits, 16 if hex_ else 10)
+    return -value if negative else value
 
 
 def parse_literal(text: str, line: int) -> Any:
-    """One atom of an argument: an int, a FloatLiteral, a bool, or a WORD (an Op)."""
+    """One atom of an argument: an int (or LongInt), a FloatLiteral, a bool, or a WORD (an Op)."""
     if text in ("true", "false"):
         return text == "true"
     if INT.fullmatch(text):
-        negative = text.startswith("-")
-        digits = text.lstrip("-")
-        value = int(digits[2:], 16) if digits.startswith("0x") else int(digits, 10)
-        return -value if negative else value
+        return _int(text)
     if DECIMAL.fullmatch(text):
-        mantissa, _, exp = text.lower().partition("e")
-        value = Fraction(mantissa) * Fraction(10) ** _clamp_exponent(int(exp or 0), len(text))
-        return FloatLiteral(abs(value), text.startswith("-"))
+        return _decimal(text)
     if text in ("inf", "-inf", "nan"):
-        return FloatLiteral(Fraction(0), text == "-inf", text.lstrip("-"))
+        return FloatLiteral("", 0, False, text == "-inf", text.lstrip("-"))
     hexfloat = HEXFLOAT.fullmatch(text)
     if hexfloat:
         sign, whole, frac, exp = hexfloat.groups()
-        frac = frac or ""
-        mantissa = int(whole + frac, 16)
-        exponent = _clamp_exponent(int(exp), 4 * len(text)) - 4 * len(frac)
-        value = Fraction(mantissa) * Fraction(2) ** exponent
-        return FloatLiteral(value, sign == "-")
+        return _hexfloat(sign, whole, frac or "", exp)
     if OP_NAME.fullmatch(text):
         if text in Op.__members__:
             return Op[text]
@@ -130,6 +208,7 @@ def parse_argument(text: str, line: int) -> Any:
     if "".join(tokens) != "".join(BLANKS.split(text)):
         raise ParseError(f"bad argument '{text.strip()}'", line)
     stack: list[list[Any]] = []  # the open tuples, innermost last
+    literals: dict[str, Any] = {}  # each distinct token parsed once: big CONSTs repeat values
     result: Any = None
     done = False
     expect_item = True  # at the start, after '(' and after ','
@@ -155,7 +234,9 @@ def parse_argument(text: str, line: int) -> Any:
         else:
             if not expect_item:
                 raise ParseError(f"missing ',' before '{token}'", line)
-            item = parse_literal(token, line)
+            item = literals.get(token)
+            if item is None:
+                item = literals[token] = parse_literal(token, line)
         if stack:
             stack[-1].append(item)
             expect_item = False
@@ -179,12 +260,22 @@ def parse_type(text: str, line: int) -> Type:
 def const_value(arg: Any, type_: Type) -> Any:
     """A CONST literal as a value of its dtype: float literals (and ints in floats) rounded once."""
     if isinstance(arg, tuple):
-        return tuple(const_value(a, type_) for a in arg)
+        # A shaped CONST repeats few distinct literals (parse_argument shares equal tokens'
+        # objects), so each distinct one is converted once.
+        done: dict[int, Any] = {}
+        values = []
+        for a in arg:
+            value = done.get(id(a), done)
+            if value is done:
+                value = done[id(a)] = const_value(a, type_)
+            values.append(value)
+        return tuple(values)
     if type_.dtype.is_float:
-        if isinstance(arg, FloatLiteral):
+        if isinstance(arg, (FloatLiteral, LongInt)):
             return arg.rounded(type_.dtype)
         if isinstance(arg, int) and not isinstance(arg, bool):
-            return round_fraction(Fraction(arg), type_.dtype)
+            magnitude = round_dyadic(abs(arg), 0, type_.dtype)  # -0 is +0.0: ints have no -0
+            return -magnitude if arg < 0 else magnitude
     return arg
 
 

@@ -14,9 +14,8 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import numpy as np
 import pluggy
 
 from .dtypes import DType
@@ -25,6 +24,9 @@ from .ops import Op
 from .parse import Program
 from .uop import UOp
 from .verify import verify
+
+if TYPE_CHECKING:
+    import numpy as np  # for annotations only: loading plugins must not load numpy
 
 hookspec = pluggy.HookspecMarker("uir")
 hookimpl = pluggy.HookimplMarker("uir")

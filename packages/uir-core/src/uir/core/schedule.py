@@ -51,15 +51,21 @@ class MemoryOrder:
         return self.state_of(ref) not in self.replaced_by
 
 
-def memory_order(sink: UOp, line_of: LineOf = no_line) -> MemoryOrder:
+def memory_order(
+    sink: UOp, line_of: LineOf = no_line, statements: list[UOp] | None = None
+) -> MemoryOrder:
     """The states, chains and load constraints of the program under `sink`.
 
-    Raises VerifyError when two stores replace one state (not fully ordered). Expects the per-op
-    checks to have passed (every AFTER dep is a STORE to the AFTER's buffer).
+    `statements` is `sink.toposort(bodies=False)` (or any order of those UOps with sources first)
+    where the caller has it already. Raises VerifyError when two stores replace one state (not
+    fully ordered). Expects the per-op checks to have passed (every AFTER dep is a STORE to the
+    AFTER's buffer).
     """
+    if statements is None:
+        statements = sink.toposort(bodies=False)
     order = MemoryOrder()
     # Sources come first, so a STORE's state and an AFTER's deps are known when it is reached.
-    for uop in sink.toposort(bodies=False):
+    for uop in statements:
         if uop.op in BUFFERS:
             order.state[uop] = uop
             order.position[uop] = 0
@@ -80,7 +86,7 @@ def memory_order(sink: UOp, line_of: LineOf = no_line) -> MemoryOrder:
             order.replaced_by[replaced] = uop
             # Stores are reached after the state they replace, so every chain is one path.
             order.position[uop] = order.position[replaced] + 1
-    for uop in sink.toposort(bodies=False):
+    for uop in statements:
         if uop.op is Op.LOAD:
             replacer = order.replaced_by.get(order.state_of(uop.src[0]))
             if replacer is not None:

@@ -13,8 +13,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .dtypes import DType, f64
-from .floats import round_array, round_fraction
+from .arrays import bf16_bits, bf16_values, round_array
+from .dtypes import DType, bf16, f64
+from .floats import round_fraction
 from .ops import Op
 
 Array = np.ndarray
@@ -132,11 +133,10 @@ def cast(x: Array, src: DType, out: DType) -> Array:
 def bitcast(x: Array, src: DType, out: DType) -> Array:
     """BITCAST: the same bits read as another dtype of the same width (bf16 is stored widened)."""
     x = np.asarray(x)
-    if src.name == "bf16":
-        x = (x.astype(np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
-    if out.name == "bf16":
-        bits = np.asarray(x).view(np.uint16).astype(np.uint32) << np.uint32(16)
-        return bits.view(np.float32)
+    if src is bf16:
+        x = bf16_bits(x)
+    if out is bf16:
+        return bf16_values(x)
     # ascontiguousarray makes a 0-d array 1-d: give the result the source's shape back.
     return np.ascontiguousarray(x).view(out.storage).reshape(x.shape)
 

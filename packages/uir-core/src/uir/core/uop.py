@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-import math
-import struct
 import weakref
 from typing import Any, ClassVar
 
 from .dtypes import DType, Type, bool_
+from .elements import Elements, arg_key
 from .ops import COMPARE, Op
 
-
-def arg_key(arg: Any) -> Any:
-    """A key under which arguments compare by value: floats by their bits, kinds kept apart.
-
-    Every NaN is one key: a NaN's sign and payload are unspecified (uir.md section 3), and the
-    text format has a single `nan`, so the printer could not keep them apart anyway.
-    """
-    if isinstance(arg, tuple):
-        return (tuple, tuple(arg_key(a) for a in arg))
-    if isinstance(arg, float):
-        return (float, "nan" if math.isnan(arg) else struct.pack("<d", arg))
-    return (type(arg), arg)
+__all__ = ["UOp", "arg_key"]
 
 
 class UOp:
@@ -29,7 +17,8 @@ class UOp:
 
     Construction is hash-consed: building a UOp equal to a live one returns that object, so `==`
     is `is` and a graph never holds two copies of one expression. The table holds its UOps weakly,
-    so a graph nobody references is freed.
+    so a graph nobody references is freed. A shaped CONST's tuple of elements becomes `Elements`,
+    its one compact form.
     """
 
     __slots__ = ("__weakref__", "_bounds", "arg", "op", "src", "type")
@@ -42,6 +31,8 @@ class UOp:
 
     def __new__(cls, op: Op, type: Type, src: tuple[UOp, ...] = (), arg: Any = None) -> UOp:
         src = tuple(src)
+        if op is Op.CONST and type.shape and isinstance(arg, tuple):
+            arg = Elements(arg)
         key = (op, type, src, arg_key(arg))
         found = cls._table.get(key)
         if found is not None:
@@ -88,7 +79,7 @@ class UOp:
             value = dtype.wrap(int(value))
         else:
             value = float(value)
-        arg = (value,) * self.type.size if self.type.shape else value
+        arg = Elements.fill(value, self.type.size) if self.type.shape else value
         return UOp(Op.CONST, self.type, (), arg)
 
     def alu(self, op: Op, *others: UOp) -> UOp:

@@ -13,10 +13,11 @@ from collections.abc import Callable
 from .bounds import bounds, gated_bounds
 from .calls import Origins, inline_calls
 from .dtypes import BOOL, I32, VOID, Type
+from .elements import Elements
 from .errors import VerifyError
 from .memory import VERSIONS, Kind, buffer_of, kind
 from .ops import ALU, BINARY, BITWISE, COMPARE, FLOAT_BINARY, FLOAT_UNARY, INT_BINARY, Op
-from .parse import Program
+from .parse import LongInt, Program
 from .schedule import execution_order, memory_order
 from .uop import UOp
 
@@ -28,26 +29,31 @@ MEMORY_AWARE = frozenset({Op.SHRINK, Op.INDEX, Op.LOAD, Op.STORE, Op.AFTER, Op.S
 
 
 class _Checker:
+    """The program under check and what the checks share. A check tests its condition first and
+    builds its message only when the condition fails: most programs pass every check, and
+    formatting every message up front cost a sixth of the verifier's time."""
+
     def __init__(self, program: Program) -> None:
         self.program = program
+        # Each CALL body checked so far -> its PARAMs: a body called n times is walked once.
+        self.body_params: dict[UOp, list[UOp]] = {}
 
     def fail(self, uop: UOp, message: str) -> VerifyError:
         return VerifyError(message, self.program.line_of(uop))
 
-    def require(self, uop: UOp, ok: bool, message: str) -> None:
-        if not ok:
-            raise self.fail(uop, message)
-
     def arity(self, uop: UOp, count: int) -> None:
         got = len(uop.src)
-        self.require(uop, got == count, f"{uop.op} takes {count} operand(s), got {got}")
+        if got != count:
+            raise self.fail(uop, f"{uop.op} takes {count} operand(s), got {got}")
 
     def no_arg(self, uop: UOp) -> None:
-        self.require(uop, uop.arg is None, f"{uop.op} takes no argument")
+        if uop.arg is not None:
+            raise self.fail(uop, f"{uop.op} takes no argument")
 
     def slot(self, uop: UOp, what: str) -> None:
         ok = isinstance(uop.arg, int) and not isinstance(uop.arg, bool) and uop.arg >= 0
-        self.require(uop, ok, f"{uop.op} takes {what} (an int >= 0)")
+        if not ok:
+            raise self.fail(uop, f"{uop.op} takes {what} (an int >= 0)")
 
     def line_note(self, uop: UOp) -> str:
         line = self.program.line_of(uop)
@@ -56,7 +62,8 @@ class _Checker:
     def same_types(self, uop: UOp, srcs: tuple[UOp, ...]) -> Type:
         first = srcs[0].type
         for s in srcs[1:]:
-            self.require(uop, s.type == first, f"{uop.op} operands differ: {first} and {s.type}")
+            if s.type != first:
+                raise self.fail(uop, f"{uop.op} operands differ: {first} and {s.type}")
         return first
 
 
@@ -65,114 +72,150 @@ def _check_const(c: _Checker, uop: UOp) -> None:
     dtype = uop.dtype
     values = uop.arg
     if uop.type.shape:
-        ok = isinstance(values, tuple) and len(values) == uop.type.size
-        c.require(uop, ok, f"CONST {uop.type} needs a flat tuple of {uop.type.size} elements")
+        ok = isinstance(values, Elements) and len(values) == uop.type.size
+        if not ok:
+            raise c.fail(uop, f"CONST {uop.type} needs a flat tuple of {uop.type.size} elements")
+        values = _distinct_kinds(values)
     else:
-        c.require(
-            uop, not isinstance(values, tuple), "a scalar CONST takes one literal, not a tuple"
-        )
+        if isinstance(values, tuple):
+            raise c.fail(uop, "a scalar CONST takes one literal, not a tuple")
         values = (values,)
     for v in values:
         if dtype.is_bool:
             ok = isinstance(v, bool)
         elif dtype.is_int:
+            if isinstance(v, LongInt):
+                raise c.fail(
+                    uop, f"a literal of {len(v.digits)} digits is out of range for {dtype}"
+                )
             ok = isinstance(v, int) and not isinstance(v, bool)
-            if ok:
-                c.require(uop, dtype.min <= v <= dtype.max, f"{v} is out of range for {dtype}")
+            if ok and not dtype.min <= v <= dtype.max:
+                raise c.fail(uop, f"{v} is out of range for {dtype}")
         else:
             ok = isinstance(v, float)  # the parser has rounded every number literal to the type
-        c.require(uop, ok, f"'{v}' is not a literal of type {dtype}")
+        if not ok:
+            raise c.fail(uop, f"'{v}' is not a literal of type {dtype}")
+
+
+def _distinct_kinds(elements: Elements) -> tuple | Elements:
+    """Elements standing for all of `elements` in every check of `_check_const`: a packed array
+    holds one kind of number, so its extremes stand for it."""
+    if elements.is_fill:
+        return (elements[0],)
+    packed = elements.packed
+    if packed is not None:
+        return (min(packed), max(packed)) if packed.typecode in "qQ" else (elements[0],)
+    return elements
 
 
 def _check_param(c: _Checker, uop: UOp) -> None:
     c.arity(uop, 0)
     slot = uop.arg
     ok = isinstance(slot, int) and not isinstance(slot, bool) and slot >= 0
-    c.require(uop, ok, "PARAM takes a slot number >= 0")
+    if not ok:
+        raise c.fail(uop, "PARAM takes a slot number >= 0")
 
 
 def _check_call(c: _Checker, uop: UOp) -> None:
-    c.require(uop, len(uop.src) >= 1, "CALL needs a body")
+    if len(uop.src) < 1:
+        raise c.fail(uop, "CALL needs a body")
     c.no_arg(uop)
     body = uop.src[0]
-    c.require(uop, body.type == uop.type, f"CALL has type {uop.type} but its body is {body.type}")
-    for inner in body.toposort(bodies=False):
-        if inner.op not in BODY_OPS:
-            raise c.fail(inner, f"a CALL body may not contain {inner.op}")
-        if inner.op is Op.PARAM:
-            slot = inner.arg
-            if slot >= len(uop.src) - 1:
-                raise c.fail(uop, f"CALL has no argument for PARAM slot {slot}")
-            arg = uop.src[1 + slot]
-            if arg.type != inner.type:
-                raise c.fail(uop, f"argument {slot} is {arg.type} but its PARAM is {inner.type}")
+    if body.type != uop.type:
+        raise c.fail(uop, f"CALL has type {uop.type} but its body is {body.type}")
+    for param in _body_params(c, body):
+        slot = param.arg
+        if slot >= len(uop.src) - 1:
+            raise c.fail(uop, f"CALL has no argument for PARAM slot {slot}")
+        arg = uop.src[1 + slot]
+        if arg.type != param.type:
+            raise c.fail(uop, f"argument {slot} is {arg.type} but its PARAM is {param.type}")
+
+
+def _body_params(c: _Checker, body: UOp) -> list[UOp]:
+    """The PARAMs of a CALL body (nested bodies not entered), after checking that it holds values
+    only."""
+    params = c.body_params.get(body)
+    if params is None:
+        params = []
+        for inner in body.toposort(bodies=False):
+            if inner.op not in BODY_OPS:
+                raise c.fail(inner, f"a CALL body may not contain {inner.op}")
+            if inner.op is Op.PARAM:
+                params.append(inner)
+        c.body_params[body] = params
+    return params
 
 
 def _check_stack(c: _Checker, uop: UOp) -> None:
     c.no_arg(uop)
     count = len(uop.src)
-    c.require(uop, len(uop.type.shape) == 1, "STACK of scalars has a rank-1 type")
-    c.require(uop, count == uop.type.shape[0], f"{uop.type} needs {uop.type.shape[0]} sources")
+    if len(uop.type.shape) != 1:
+        raise c.fail(uop, "STACK of scalars has a rank-1 type")
+    if count != uop.type.shape[0]:
+        raise c.fail(uop, f"{uop.type} needs {uop.type.shape[0]} sources")
     for s in uop.src:
-        c.require(
-            uop, s.type == uop.type.scalar, f"STACK element is {s.type}, not {uop.type.scalar}"
-        )
+        if s.type != uop.type.scalar:
+            raise c.fail(uop, f"STACK element is {s.type}, not {uop.type.scalar}")
 
 
 def _check_index(c: _Checker, uop: UOp) -> None:
     c.no_arg(uop)
-    c.require(uop, len(uop.src) in (2, 3), "INDEX takes a source, an index and an optional gate")
+    if len(uop.src) not in (2, 3):
+        raise c.fail(uop, "INDEX takes a source, an index and an optional gate")
     value, index = uop.src[0], uop.src[1]
-    c.require(uop, kind(index) is Kind.VALUE, f"the index must be a value, not {index.op}")
-    c.require(uop, index.type == I32, f"the index must be i32, got {index.type}")
+    if kind(index) is not Kind.VALUE:
+        raise c.fail(uop, f"the index must be a value, not {index.op}")
+    if index.type != I32:
+        raise c.fail(uop, f"the index must be i32, got {index.type}")
     if kind(value) is Kind.MEMORY:
         _check_memory_index(c, uop)
         return
-    c.require(uop, kind(value) is Kind.VALUE, f"INDEX of {kind(value).value} ({value.op})")
-    c.require(uop, len(uop.src) == 2, "an INDEX of a value takes no gate")
-    c.require(uop, len(value.type.shape) == 1, f"INDEX needs a rank-1 value, got {value.type}")
-    c.require(uop, uop.type == value.type.scalar, f"INDEX of {value.type} gives {value.dtype}")
+    if kind(value) is not Kind.VALUE:
+        raise c.fail(uop, f"INDEX of {kind(value).value} ({value.op})")
+    if len(uop.src) != 2:
+        raise c.fail(uop, "an INDEX of a value takes no gate")
+    if len(value.type.shape) != 1:
+        raise c.fail(uop, f"INDEX needs a rank-1 value, got {value.type}")
+    if uop.type != value.type.scalar:
+        raise c.fail(uop, f"INDEX of {value.type} gives {value.dtype}")
 
 
 def _check_memory_index(c: _Checker, uop: UOp) -> None:
     mem = uop.src[0]
-    c.require(
-        uop,
-        uop.type == mem.type.scalar,
-        f"INDEX of {mem.type} names an element of type {mem.dtype}, not {uop.type}",
-    )
+    if uop.type != mem.type.scalar:
+        raise c.fail(
+            uop, f"INDEX of {mem.type} names an element of type {mem.dtype}, not {uop.type}"
+        )
     if len(uop.src) == 3:
         gate = uop.src[2]
-        c.require(uop, kind(gate) is Kind.VALUE, f"the gate must be a value, not {gate.op}")
-        c.require(uop, gate.type == BOOL, f"the gate must be bool, got {gate.type}")
+        if kind(gate) is not Kind.VALUE:
+            raise c.fail(uop, f"the gate must be a value, not {gate.op}")
+        if gate.type != BOOL:
+            raise c.fail(uop, f"the gate must be bool, got {gate.type}")
 
 
 def _check_buffer(c: _Checker, uop: UOp) -> None:
     c.slot(uop, "a slot number")
-    c.require(
-        uop,
-        len(uop.type.shape) == 1,
-        f"BUFFER needs a flat type T[n] (buffers are rank 1), got {uop.type}",
-    )
-    c.require(uop, len(uop.src) <= 1, "BUFFER takes at most one operand, its initial contents")
+    if len(uop.type.shape) != 1:
+        raise c.fail(uop, f"BUFFER needs a flat type T[n] (buffers are rank 1), got {uop.type}")
+    if len(uop.src) > 1:
+        raise c.fail(uop, "BUFFER takes at most one operand, its initial contents")
     if uop.src:
         init = uop.src[0]
         ok = init.op is Op.CONST and init.type == uop.type
-        c.require(
-            uop,
-            ok,
-            f"BUFFER's initial contents must be a CONST {uop.type}, got {init.op} {init.type}",
-        )
+        if not ok:
+            raise c.fail(
+                uop,
+                f"BUFFER's initial contents must be a CONST {uop.type}, got {init.op} {init.type}",
+            )
 
 
 def _check_local(c: _Checker, uop: UOp) -> None:
     c.arity(uop, 0)
     c.slot(uop, "an id")
-    c.require(
-        uop,
-        len(uop.type.shape) == 1,
-        f"LOCAL needs a flat type T[n] (buffers are rank 1), got {uop.type}",
-    )
+    if len(uop.type.shape) != 1:
+        raise c.fail(uop, f"LOCAL needs a flat type T[n] (buffers are rank 1), got {uop.type}")
 
 
 def _window(arg: object) -> tuple[int, int] | None:
@@ -188,19 +231,21 @@ def _window(arg: object) -> tuple[int, int] | None:
 def _check_shrink(c: _Checker, uop: UOp) -> None:
     c.arity(uop, 1)
     mem = uop.src[0]
-    c.require(uop, kind(mem) is Kind.MEMORY, "SHRINK of a value arrives in week 5; SHRINK a buffer")
+    if kind(mem) is not Kind.MEMORY:
+        raise c.fail(uop, "SHRINK of a value arrives in week 5; SHRINK a buffer")
     window = _window(uop.arg)
-    c.require(uop, window is not None, "SHRINK takes one window ((begin, end)) of ints")
+    if window is None:
+        raise c.fail(uop, "SHRINK takes one window ((begin, end)) of ints")
     begin, end = window  # type: ignore[misc]
     size = mem.type.shape[0]
     ok = 0 <= begin < end <= size
-    c.require(uop, ok, f"the window [{begin}, {end}) does not lie inside {mem.type}")
+    if not ok:
+        raise c.fail(uop, f"the window [{begin}, {end}) does not lie inside {mem.type}")
     want = mem.type.dtype, (end - begin,)
-    c.require(
-        uop,
-        (uop.dtype, uop.type.shape) == want,
-        f"SHRINK of {mem.type} to [{begin}, {end}) has type {Type(*want)}, not {uop.type}",
-    )
+    if (uop.dtype, uop.type.shape) != want:
+        raise c.fail(
+            uop, f"SHRINK of {mem.type} to [{begin}, {end}) has type {Type(*want)}, not {uop.type}"
+        )
 
 
 def _what(uop: UOp) -> str:
@@ -214,68 +259,77 @@ def _check_load(c: _Checker, uop: UOp) -> None:
     place = uop.src[0]
     if kind(place) is Kind.MEMORY:
         raise c.fail(uop, "whole-buffer LOAD arrives in week 4; LOAD an INDEX of the buffer")
-    c.require(uop, kind(place) is Kind.PLACE, f"LOAD needs an INDEX of memory, not {_what(place)}")
-    c.require(
-        uop,
-        uop.type == place.type,
-        f"LOAD of an element of type {place.type} has that type, not {uop.type}",
-    )
+    if kind(place) is not Kind.PLACE:
+        raise c.fail(uop, f"LOAD needs an INDEX of memory, not {_what(place)}")
+    if uop.type != place.type:
+        raise c.fail(uop, f"LOAD of an element of type {place.type} has that type, not {uop.type}")
 
 
 def _check_store(c: _Checker, uop: UOp) -> None:
     c.no_arg(uop)
     c.arity(uop, 2)
-    c.require(uop, uop.type == VOID, f"STORE has type void, not {uop.type}")
+    if uop.type != VOID:
+        raise c.fail(uop, f"STORE has type void, not {uop.type}")
     place, value = uop.src
     if kind(place) is Kind.MEMORY:
         raise c.fail(uop, "whole-buffer STORE arrives in week 4; STORE to an INDEX of the buffer")
-    c.require(uop, kind(place) is Kind.PLACE, f"STORE needs an INDEX of memory, not {_what(place)}")
-    c.require(uop, kind(value) is Kind.VALUE, f"STORE writes a value, and {value.op} is not one")
-    c.require(
-        uop, value.type == place.type, f"STORE of {value.type} to an element of type {place.type}"
-    )
+    if kind(place) is not Kind.PLACE:
+        raise c.fail(uop, f"STORE needs an INDEX of memory, not {_what(place)}")
+    if kind(value) is not Kind.VALUE:
+        raise c.fail(uop, f"STORE writes a value, and {value.op} is not one")
+    if value.type != place.type:
+        raise c.fail(uop, f"STORE of {value.type} to an element of type {place.type}")
 
 
 def _check_after(c: _Checker, uop: UOp) -> None:
     c.no_arg(uop)
-    c.require(uop, len(uop.src) >= 2, "AFTER takes a buffer version and at least one effect")
+    if len(uop.src) < 2:
+        raise c.fail(uop, "AFTER takes a buffer version and at least one effect")
     mem, deps = uop.src[0], uop.src[1:]
     if mem.op is Op.SHRINK:
         raise c.fail(uop, "AFTER takes the buffer version, not a SHRINK window of it")
-    c.require(uop, mem.op in VERSIONS, f"AFTER takes a BUFFER, LOCAL or AFTER, not {mem.op}")
-    c.require(
-        uop,
-        uop.type == mem.type,
-        f"AFTER of a version of type {mem.type} has that type, not {uop.type}",
-    )
+    if mem.op not in VERSIONS:
+        raise c.fail(uop, f"AFTER takes a BUFFER, LOCAL or AFTER, not {mem.op}")
+    if uop.type != mem.type:
+        raise c.fail(uop, f"AFTER of a version of type {mem.type} has that type, not {uop.type}")
     buffer = buffer_of(mem)
     for dep in deps:
-        c.require(uop, dep.op is Op.STORE, f"AFTER waits for STOREs, not {dep.op}")
+        if dep.op is not Op.STORE:
+            raise c.fail(uop, f"AFTER waits for STOREs, not {dep.op}")
         ok = buffer_of(dep) is buffer
-        c.require(uop, ok, f"the STORE{c.line_note(dep)} writes another buffer than this AFTER's")
+        if not ok:
+            raise c.fail(
+                uop, f"the STORE{c.line_note(dep)} writes another buffer than this AFTER's"
+            )
 
 
 def _check_alu(c: _Checker, uop: UOp) -> None:
     op, dtype = uop.op, uop.dtype
     c.no_arg(uop)
     for s in uop.src:
-        c.require(uop, not s.dtype.is_void, f"{op} takes values, and {s.op} is not one")
+        if s.dtype.is_void:
+            raise c.fail(uop, f"{op} takes values, and {s.op} is not one")
     if op is Op.WHERE:
         c.arity(uop, 3)
         cond, a, b = uop.src
-        c.require(uop, cond.dtype.is_bool, f"WHERE's condition must be bool, got {cond.type}")
-        c.require(uop, cond.type.shape == uop.type.shape, "WHERE's condition has another shape")
-        c.require(uop, a.type == b.type == uop.type, f"WHERE branches must be {uop.type}")
+        if not cond.dtype.is_bool:
+            raise c.fail(uop, f"WHERE's condition must be bool, got {cond.type}")
+        if cond.type.shape != uop.type.shape:
+            raise c.fail(uop, "WHERE's condition has another shape")
+        if not (a.type == b.type == uop.type):
+            raise c.fail(uop, f"WHERE branches must be {uop.type}")
         return
     if op in (Op.CAST, Op.BITCAST):
         c.arity(uop, 1)
         src = uop.src[0]
-        c.require(uop, src.type.shape == uop.type.shape, f"{op} keeps the shape of {src.type}")
+        if src.type.shape != uop.type.shape:
+            raise c.fail(uop, f"{op} keeps the shape of {src.type}")
         if op is Op.BITCAST:
             ok = not (src.dtype.is_bool or dtype.is_bool) and src.dtype.bits == dtype.bits
-            c.require(
-                uop, ok, f"BITCAST needs two non-bool dtypes of one width: {src.dtype}, {dtype}"
-            )
+            if not ok:
+                raise c.fail(
+                    uop, f"BITCAST needs two non-bool dtypes of one width: {src.dtype}, {dtype}"
+                )
         return
     if op in COMPARE:
         c.arity(uop, 2)
@@ -283,23 +337,28 @@ def _check_alu(c: _Checker, uop: UOp) -> None:
         equality = op in (Op.CMPEQ, Op.CMPNE)
         ok = operand.dtype.is_number or (equality and operand.dtype.is_bool)
         kinds = "numbers or bools" if equality else "numbers"
-        c.require(uop, ok, f"{op} takes {kinds}, got {operand}")
+        if not ok:
+            raise c.fail(uop, f"{op} takes {kinds}, got {operand}")
         ok = dtype.is_bool and uop.type.shape == operand.shape
-        c.require(uop, ok, f"{op} of {operand} gives {operand.with_dtype(BOOL.dtype)}")
+        if not ok:
+            raise c.fail(uop, f"{op} of {operand} gives {operand.with_dtype(BOOL.dtype)}")
         return
     c.arity(uop, 2 if op in BINARY else 1)
     operand = c.same_types(uop, uop.src)
-    c.require(
-        uop, operand == uop.type, f"{op} of {operand} must have type {operand}, not {uop.type}"
-    )
+    if operand != uop.type:
+        raise c.fail(uop, f"{op} of {operand} must have type {operand}, not {uop.type}")
     if op in FLOAT_UNARY or op in FLOAT_BINARY:
-        c.require(uop, dtype.is_float, f"{op} takes floats, got {dtype}")
+        if not dtype.is_float:
+            raise c.fail(uop, f"{op} takes floats, got {dtype}")
     elif op in INT_BINARY:
-        c.require(uop, dtype.is_int, f"{op} takes ints, got {dtype}")
+        if not dtype.is_int:
+            raise c.fail(uop, f"{op} takes ints, got {dtype}")
     elif op in BITWISE:
-        c.require(uop, dtype.is_int or dtype.is_bool, f"{op} takes ints or bools, got {dtype}")
+        if not (dtype.is_int or dtype.is_bool):
+            raise c.fail(uop, f"{op} takes ints or bools, got {dtype}")
     else:
-        c.require(uop, dtype.is_number, f"{op} takes numbers, got {dtype}")
+        if not dtype.is_number:
+            raise c.fail(uop, f"{op} takes numbers, got {dtype}")
 
 
 # Why each kind of source other than a value or a global buffer cannot be printed.
@@ -311,13 +370,16 @@ _NOT_OUTPUT = {
 
 def _check_sink(c: _Checker, uop: UOp) -> None:
     c.no_arg(uop)
-    c.require(uop, uop.dtype.is_void and not uop.type.shape, "SINK has type void")
+    if not (uop.dtype.is_void and not uop.type.shape):
+        raise c.fail(uop, "SINK has type void")
     for s in uop.src:
-        c.require(uop, kind(s) not in _NOT_OUTPUT, _NOT_OUTPUT.get(kind(s), ""))
+        if kind(s) in _NOT_OUTPUT:
+            raise c.fail(uop, _NOT_OUTPUT.get(kind(s), ""))
         if kind(s) is Kind.MEMORY:
-            c.require(uop, buffer_of(s).op is Op.BUFFER, "a LOCAL is scratch, never an output")
-        else:
-            c.require(uop, not s.dtype.is_void, f"a SINK source must be a value, not {s.op}")
+            if buffer_of(s).op is not Op.BUFFER:
+                raise c.fail(uop, "a LOCAL is scratch, never an output")
+        elif s.dtype.is_void:
+            raise c.fail(uop, f"a SINK source must be a value, not {s.op}")
 
 
 CHECKS: dict[Op, Callable[[_Checker, UOp], None]] = {
@@ -337,20 +399,19 @@ CHECKS: dict[Op, Callable[[_Checker, UOp], None]] = {
 }
 
 
-def _check_slots(c: _Checker, sink: UOp) -> None:
+def _check_slots(c: _Checker, statements: list[UOp]) -> None:
     """Distinct global buffers have distinct slots (uir.md section 6.1)."""
     owner: dict[int, UOp] = {}
-    for uop in sink.toposort(bodies=False):
+    for uop in statements:
         if uop.op is Op.BUFFER:
             first = owner.setdefault(uop.arg, uop)
-            c.require(
-                uop, first is uop, f"slot {uop.arg} is already the BUFFER{c.line_note(first)}"
-            )
+            if first is not uop:
+                raise c.fail(uop, f"slot {uop.arg} is already the BUFFER{c.line_note(first)}")
 
 
-def _check_memory_order(c: _Checker, sink: UOp) -> None:
+def _check_memory_order(c: _Checker, sink: UOp, statements: list[UOp]) -> None:
     """The program is fully ordered, and the SINK prints one final version per buffer (6.3)."""
-    order = memory_order(sink, c.program.line_of)
+    order = memory_order(sink, c.program.line_of, statements)
     execution_order(sink, order, c.program.line_of)
     printed: dict[UOp, UOp] = {}  # buffer -> the state the SINK prints
     for s in sink.src:
@@ -359,7 +420,8 @@ def _check_memory_order(c: _Checker, sink: UOp) -> None:
         buffer, state = buffer_of(s), order.state_of(s)
         slot = buffer.arg
         first = printed.setdefault(buffer, state)
-        c.require(sink, first is state, f"the SINK names two versions of buffer {slot}")
+        if first is not state:
+            raise c.fail(sink, f"the SINK names two versions of buffer {slot}")
         replacer = order.replaced_by.get(state)
         if replacer is not None:
             raise c.fail(
@@ -369,14 +431,15 @@ def _check_memory_order(c: _Checker, sink: UOp) -> None:
             )
 
 
-def _check_index_bounds(program: Program, sink: UOp) -> None:
+def _check_index_bounds(program: Program, sink: UOp, everything: list[UOp]) -> None:
     """Prove every INDEX in range, as if every CALL were inlined (uir.md sections 5 and 6.4).
 
-    A gated INDEX only needs to be in range where its gate holds.
+    A gated INDEX only needs to be in range where its gate holds. `everything` is
+    `sink.toposort()`, the inlined graph's own order when there is no CALL to inline.
     """
     origins: Origins = {}
     flat = inline_calls(sink, origins)
-    for uop in flat.toposort():
+    for uop in everything if flat is sink else flat.toposort():
         if uop.op is not Op.INDEX:
             continue
         size = uop.src[0].type.shape[0]
@@ -397,11 +460,25 @@ def _check_index_bounds(program: Program, sink: UOp) -> None:
             )
 
 
+def _statements(sink: UOp, everything: list[UOp]) -> list[UOp]:
+    """The UOps of `everything` (`sink.toposort()`) reachable from `sink` without entering a CALL
+    body, in the same order: `sink.toposort(bodies=False)` without a second walk of the graph."""
+    reached = {sink}
+    for uop in reversed(everything):  # every user comes before its sources
+        if uop in reached:
+            reached.update(uop.src[1:] if uop.op is Op.CALL else uop.src)
+    return [uop for uop in everything if uop in reached]
+
+
 def verify(program: Program) -> None:
-    """Check everything reachable from the SINK; raise VerifyError at the first violation."""
+    """Check everything reachable from the SINK; raise VerifyError at the first violation.
+
+    The graph is sorted once: every whole-program rule walks that one order.
+    """
     c = _Checker(program)
     sink = program.sink
-    for uop in sink.toposort():
+    everything = sink.toposort()
+    for uop in everything:
         if uop.dtype.is_void and uop.op not in (Op.SINK, Op.STORE):
             raise c.fail(uop, f"{uop.op} cannot have type void")
         check = CHECKS.get(uop.op)
@@ -410,13 +487,13 @@ def verify(program: Program) -> None:
         if uop.op not in MEMORY_AWARE:
             for s in uop.src:
                 what = kind(s)
-                c.require(
-                    uop, what is Kind.VALUE, f"{uop.op} takes values, and {s.op} is {what.value}"
-                )
+                if what is not Kind.VALUE:
+                    raise c.fail(uop, f"{uop.op} takes values, and {s.op} is {what.value}")
         check(c, uop)
-    for uop in sink.toposort(bodies=False):
+    statements = _statements(sink, everything)
+    for uop in statements:
         if uop.op is Op.PARAM:
             raise c.fail(uop, "PARAM outside any CALL body")
-    _check_slots(c, sink)
-    _check_memory_order(c, sink)
-    _check_index_bounds(program, sink)
+    _check_slots(c, statements)
+    _check_memory_order(c, sink, statements)
+    _check_index_bounds(program, sink, everything)

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from uir.core.arrays import const_array
 from uir.core.dtypes import DType
 from uir.core.ops import ALU, Op
 from uir.core.pattern import P, Rules
@@ -38,10 +39,6 @@ def const_of(value: np.ndarray, like: UOp) -> UOp:
     return UOp(Op.CONST, like.type, (), arg)
 
 
-def _constant_value(uop: UOp) -> np.ndarray:
-    return np.array(uop.arg, dtype=uop.dtype.storage).reshape(uop.type.shape)
-
-
 def _is_vector(uop: UOp) -> bool:
     return bool(uop.type.shape)
 
@@ -52,7 +49,7 @@ def _all_constant(uop: UOp) -> bool:
 
 def fold_alu(alu: UOp) -> UOp:
     """An ALU op whose sources are all constants, computed by the semantics table."""
-    values = [_constant_value(s) for s in alu.src]
+    values = [const_array(s) for s in alu.src]
     result = apply(alu.op, alu.dtype, values, [s.dtype for s in alu.src])
     return const_of(result, alu)
 

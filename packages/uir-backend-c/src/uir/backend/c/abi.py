@@ -20,8 +20,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from uir.core.dtypes import DType, Type
-from uir.core.memory import Kind, buffer_of, kind, window_begin
+from uir.core.arrays import bf16_bits, bf16_values
+from uir.core.dtypes import (
+    DType,
+    Type,
+    bf16,
+    bool_,
+    f16,
+    f32,
+    f64,
+    i8,
+    i16,
+    i32,
+    i64,
+    u8,
+    u16,
+    u32,
+    u64,
+)
+from uir.core.memory import Kind, kind, window
 from uir.core.ops import Op
 from uir.core.uop import UOp
 
@@ -29,37 +46,33 @@ ENTRY = "uir_program"
 
 # The C type of a value in registers. f16 and bf16 values live in a float, which holds each exactly.
 _VALUE_CTYPE = {
-    "bool": "bool",
-    "i8": "int8_t",
-    "i16": "int16_t",
-    "i32": "int32_t",
-    "i64": "int64_t",
-    "u8": "uint8_t",
-    "u16": "uint16_t",
-    "u32": "uint32_t",
-    "u64": "uint64_t",
-    "f16": "float",
-    "bf16": "float",
-    "f32": "float",
-    "f64": "double",
+    bool_: "bool",
+    i8: "int8_t",
+    i16: "int16_t",
+    i32: "int32_t",
+    i64: "int64_t",
+    u8: "uint8_t",
+    u16: "uint16_t",
+    u32: "uint32_t",
+    u64: "uint64_t",
+    f16: "float",
+    bf16: "float",
+    f32: "float",
+    f64: "double",
 }
 # The C type of an element in memory, where it differs from the value type.
-_STORAGE_CTYPE = {**_VALUE_CTYPE, "bool": "uint8_t", "f16": "uint16_t", "bf16": "uint16_t"}
-_STORAGE_NUMPY = {
-    "bool": np.uint8,
-    "f16": np.uint16,
-    "bf16": np.uint16,
-}
+_STORAGE_CTYPE = {**_VALUE_CTYPE, bool_: "uint8_t", f16: "uint16_t", bf16: "uint16_t"}
+_STORAGE_NUMPY = {bool_: np.uint8, f16: np.uint16, bf16: np.uint16}
 
 
 def value_ctype(dtype: DType) -> str:
     """The C type holding a value of `dtype`."""
-    return _VALUE_CTYPE[dtype.name]
+    return _VALUE_CTYPE[dtype]
 
 
 def storage_ctype(dtype: DType) -> str:
     """The C type of one element of a buffer of `dtype`."""
-    return _STORAGE_CTYPE[dtype.name]
+    return _STORAGE_CTYPE[dtype]
 
 
 def storage_itemsize(dtype: DType) -> int:
@@ -75,43 +88,28 @@ def value_itemsize(dtype: DType) -> int:
 
 def abi_numpy(dtype: DType) -> np.dtype:
     """The numpy dtype whose bytes are `storage_ctype(dtype)`."""
-    return np.dtype(_STORAGE_NUMPY.get(dtype.name, dtype.storage))
+    return np.dtype(_STORAGE_NUMPY.get(dtype, dtype.storage))
 
 
 def to_abi(values: np.ndarray, dtype: DType) -> np.ndarray:
     """A fresh contiguous array of ABI elements holding `values` (in `dtype.storage`)."""
     values = np.asarray(values, dtype=dtype.storage)
-    if dtype.name == "bf16":
-        # bf16 is stored widened to float32 and holds a bf16 value exactly: its top 16 bits.
-        return (values.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
-    if dtype.name == "f16":
+    if dtype is bf16:
+        return bf16_bits(values)
+    if dtype is f16:
         return values.view(np.uint16).copy()
     return np.ascontiguousarray(values, dtype=abi_numpy(dtype)).copy()
 
 
 def from_abi(raw: np.ndarray, dtype: DType) -> np.ndarray:
     """ABI elements back in `dtype.storage`, the form the interpreter and the printer use."""
-    if dtype.name == "bf16":
-        return (raw.astype(np.uint32) << np.uint32(16)).view(np.float32)
-    if dtype.name == "f16":
+    if dtype is bf16:
+        return bf16_values(raw)
+    if dtype is f16:
         return raw.view(np.float16).copy()
     if dtype.is_bool:
         return raw != 0
     return raw.astype(dtype.storage)
-
-
-@dataclass(frozen=True)
-class Window:
-    """Where a memory reference points: `length` elements of `root` from element `begin`."""
-
-    root: UOp  # a BUFFER or a LOCAL
-    begin: int
-    length: int
-
-
-def window(mem: UOp) -> Window:
-    """Resolve a buffer version or window: its buffer, where it starts there, and its length."""
-    return Window(buffer_of(mem), window_begin(mem), mem.type.size)
 
 
 def is_memory(uop: UOp) -> bool:
@@ -123,7 +121,7 @@ def is_memory(uop: UOp) -> bool:
 class BufferArg:
     slot: int
     type: Type
-    init: UOp | None  # the CONST the buffer starts with, or None for zeros
+    buffer: UOp  # the BUFFER, whose CONST source (if any) holds its initial contents
 
 
 @dataclass(frozen=True)
@@ -153,13 +151,13 @@ def layout(sink: UOp) -> Layout:
     found: dict[int, BufferArg] = {}
     for uop in sink.toposort(bodies=False):
         if uop.op is Op.BUFFER:
-            found[uop.arg] = BufferArg(uop.arg, uop.type, uop.src[0] if uop.src else None)
+            found[uop.arg] = BufferArg(uop.arg, uop.type, uop)
     outputs: list[Type] = []
     readbacks: list[Readback] = []
     for source in sink.src:
         if is_memory(source):  # a global buffer's version or window (a LOCAL is never an output)
             w = window(source)
-            readbacks.append(Readback(slot=w.root.arg, begin=w.begin, length=w.length))
+            readbacks.append(Readback(slot=w.buffer.arg, begin=w.begin, length=w.size))
         else:
             readbacks.append(Readback(output=len(outputs)))
             outputs.append(source.type)

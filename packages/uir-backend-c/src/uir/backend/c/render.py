@@ -305,7 +305,7 @@ class _Program:
         index = self.names[ref.src[1]]
         # Index from the window's start, a valid pointer: `buf[begin + i]` would add an index that
         # a false gate leaves out of range, which C compilers flag as a possible overflow.
-        base = f"({self.pointer(w.root)} + {w.begin})" if w.begin else self.pointer(w.root)
+        base = f"({self.pointer(w.buffer)} + {w.begin})" if w.begin else self.pointer(w.buffer)
         return f"{base}[{index}]"
 
     def gate(self, ref: UOp) -> str | None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from uir.core.errors import BackendError
+from uir.core.arrays import buffer_contents
 from uir.core.uop import UOp
 
 from .abi import ENTRY, Layout, abi_numpy, from_abi, to_abi
@@ -30,19 +30,11 @@ _ALIGN = 64
 
 def initial_contents(abi: Layout, inputs: Mapping[int, np.ndarray] | None) -> dict[int, np.ndarray]:
     """Each global buffer's starting contents in ABI form: an input, its init CONST, or zeros."""
-    buffers: dict[int, np.ndarray] = {}
-    for b in abi.buffers:
-        dtype = b.type.dtype
-        if inputs is not None and b.slot in inputs:
-            values = np.asarray(inputs[b.slot], dtype=dtype.storage).reshape(-1)
-            if values.size != b.type.size:
-                raise BackendError(f"buffer {b.slot} needs {b.type.size} elements")
-        elif b.init is not None:
-            values = np.array(b.init.arg, dtype=dtype.storage)
-        else:
-            values = np.zeros(b.type.size, dtype=dtype.storage)
-        buffers[b.slot] = to_abi(values, dtype)
-    return buffers
+    inputs = inputs or {}
+    return {
+        b.slot: to_abi(buffer_contents(b.buffer, inputs.get(b.slot)), b.type.dtype)
+        for b in abi.buffers
+    }
 
 
 def shared_copies(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
