@@ -11,9 +11,10 @@ follows the spec's words directly:
 - BITCAST goes through `struct`;
 - a CALL evaluates its body in an environment binding each PARAM slot to an argument's value
   (nothing is substituted);
-- memory is functional: each version of a buffer is its own tuple of contents, and an AFTER is
-  its source version with the STOREs it waits for applied. No order is computed: a version's
-  contents follow from the stores that made it, which is what "fully ordered" guarantees.
+- memory is functional: each version of a buffer is its own tuple of contents, and a STORE
+  makes the next version from the one it writes. A fully ordered program chains the stores to a
+  buffer (uir.md 6.3), so the version "after every dep" of an AFTER is the one the newest of its
+  stores makes. No schedule is computed.
 
 It covers the week-1 ops over bool, every int dtype, f16, f32 and f64, and week-2 memory. EXP2,
 LOG2 and SIN are computed in float64 and rounded, which is within their 2 ulp but need not be
@@ -39,32 +40,43 @@ Scalar = Any  # bool, int, np.float32 or np.float64
 
 
 @dataclass(frozen=True)
-class Ref:
-    """A memory reference: `size` elements from `begin` on of `version` (a BUFFER, LOCAL or
-    AFTER), whose contents are `contents`."""
+class Version:
+    """The contents of one version of a buffer, and how many stores came before it."""
 
-    version: UOp
     contents: tuple[Scalar, ...]
+    stores: int
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A memory reference: `size` elements of `version` from `begin` on."""
+
+    version: Version
     begin: int
     size: int
 
 
 @dataclass(frozen=True)
 class Place:
-    """An INDEX of memory: element `at` of a version, or None where the gate is false."""
+    """An INDEX of memory: element `at` of `version`, or None where the gate is false."""
 
-    version: UOp
-    contents: tuple[Scalar, ...]
+    version: Version
     at: int | None
 
 
 @dataclass(frozen=True)
 class Write:
-    """What a STORE does: the version it replaces, and where and what (nowhere if gated off)."""
+    """A STORE: the version it writes, and where and what (nowhere where the gate is false)."""
 
-    version: UOp
+    version: Version
     at: int | None
     value: Scalar
+
+    def next_version(self) -> Version:
+        contents = list(self.version.contents)
+        if self.at is not None:
+            contents[self.at] = self.value
+        return Version(tuple(contents), self.version.stores + 1)
 
 
 # numpy's f16 arithmetic rounds through f32, which is still one correct rounding for + - * / and
@@ -249,7 +261,7 @@ class _Frame:
         if op in (Op.BUFFER, Op.LOCAL):
             size = uop.type.shape[0]
             contents = self.value(uop.src[0]) if uop.src else (zero(dtype),) * size
-            return Ref(uop, contents, 0, size)
+            return Ref(Version(contents, 0), 0, size)
         srcs = [self.value(s) for s in uop.src]
         if op is Op.STACK:
             return tuple(srcs)
@@ -257,14 +269,16 @@ class _Frame:
             return index(srcs)
         if op is Op.SHRINK:
             (begin, _end), ref = uop.arg[0], srcs[0]
-            return Ref(ref.version, ref.contents, ref.begin + begin, uop.type.shape[0])
+            return Ref(ref.version, ref.begin + begin, uop.type.shape[0])
         if op is Op.LOAD:
             place = srcs[0]
-            return zero(dtype) if place.at is None else place.contents[place.at]
+            return zero(dtype) if place.at is None else place.version.contents[place.at]
         if op is Op.STORE:
             return Write(srcs[0].version, srcs[0].at, srcs[1])
         if op is Op.AFTER:
-            return after(uop, srcs[0], srcs[1:])
+            # the newest store of the chain: the one that had the most stores before it
+            newest = max(srcs[1:], key=lambda write: write.version.stores)
+            return Ref(newest.next_version(), 0, uop.type.shape[0])
         if op is Op.SINK:
             return [flat(v) for v in srcs]
         return alu(op, dtype, srcs, uop.src[0].dtype)
@@ -276,25 +290,13 @@ def index(srcs: list[Any]) -> Any:
     if isinstance(source, tuple):
         return source[i]
     if len(srcs) == 3 and not srcs[2]:
-        return Place(source.version, source.contents, None)
-    return Place(source.version, source.contents, source.begin + i)
-
-
-def after(uop: UOp, ref: Ref, writes: list[Write]) -> Ref:
-    """The version `uop`: the version `ref` with the stores `writes` applied, each of which
-    writes that very version (a fully ordered program chains its stores so)."""
-    contents = list(ref.contents)
-    for write in writes:
-        if write.version is not ref.version:
-            raise NotImplementedError("the model applies stores to the version they replace only")
-        if write.at is not None:
-            contents[write.at] = write.value
-    return Ref(uop, tuple(contents), 0, ref.size)
+        return Place(source.version, None)
+    return Place(source.version, source.begin + i)
 
 
 def flat(value: Any) -> list[Scalar]:
     if isinstance(value, Ref):
-        return list(value.contents[value.begin : value.begin + value.size])
+        return list(value.version.contents[value.begin : value.begin + value.size])
     return list(value) if isinstance(value, tuple) else [value]
 
 

@@ -133,9 +133,11 @@ def _i32(value: int) -> UOp:
 
 @dataclass
 class _Memory:
-    """One BUFFER or LOCAL while its program is drawn: every version so far, the newest last."""
+    """One BUFFER or LOCAL while its program is drawn: every version so far, the newest last,
+    and the STORE that made each version after the first."""
 
     versions: list[UOp]
+    stores: list[UOp] = field(default_factory=list)
 
     @property
     def current(self) -> UOp:
@@ -351,14 +353,8 @@ class _Builder:
     def place(self, memory: _Memory) -> UOp:
         """An INDEX of the current version, maybe through a SHRINK window: at an index proven in
         range, or at any i32 with a gate `0 <= i < size` that may be false."""
-        reference, size = memory.current, memory.size
-        begin = self.draw(st.integers(0, size - 1))
-        end = self.draw(st.integers(begin + 1, size))
-        if (begin, end) != (0, size) and self.draw(st.booleans()):
-            window = Type(memory.dtype, (end - begin,))
-            reference = UOp(Op.SHRINK, window, (reference,), ((begin, end),))
-            size = end - begin
-        element = Type(memory.dtype)
+        reference = self.window(memory.current)
+        size, element = reference.type.shape[0], Type(memory.dtype)
         if self.draw(st.integers(0, 2)) > 0:
             return UOp(Op.INDEX, element, (reference, self.in_range(size - 1)))
         i = self.pick(I32)
@@ -382,10 +378,18 @@ class _Builder:
         return UOp(Op.LOAD, Type(memory.dtype), (place,))
 
     def store(self) -> UOp:
-        """A STORE to the current version, and the AFTER that is the next version."""
+        """A STORE to the current version, and the AFTER that is the next version: usually
+        `AFTER current store`, sometimes an earlier version with every store since, in any order
+        (uir.md 6.3: the version once all of them have happened)."""
         memory = self.some_memory()
         store = UOp(Op.STORE, VOID, (self.place(memory), self.pick(Type(memory.dtype))))
-        memory.versions.append(UOp(Op.AFTER, memory.current.type, (memory.current, store)))
+        memory.stores.append(store)
+        since = 1
+        if len(memory.versions) > 1 and self.draw(st.integers(0, 3)) == 0:
+            since = self.draw(st.integers(2, len(memory.versions)))
+        deps = tuple(self.draw(st.permutations(memory.stores[-since:])))
+        base = memory.versions[-since]
+        memory.versions.append(UOp(Op.AFTER, base.type, (base, *deps)))
         return memory.current
 
     # --- the program ---
@@ -413,11 +417,23 @@ class _Builder:
         values = tuple(
             self.result() for _ in range(self.draw(st.integers(1, self.options.max_outputs)))
         )
-        # the newest version of a global buffer prints its contents (uir.md 6.3)
+        # the newest version of a global buffer prints its contents (uir.md 6.3), all of them
+        # or a window
         buffers = tuple(
-            m.current for m in self.memories if m.is_global and self.draw(st.integers(0, 3))
+            self.window(m.current)
+            for m in self.memories
+            if m.is_global and self.draw(st.integers(0, 3))
         )
         return values + buffers
+
+    def window(self, version: UOp) -> UOp:
+        """`version`, or sometimes a SHRINK window of it."""
+        size = version.type.shape[0]
+        begin = self.draw(st.integers(0, size - 1))
+        end = self.draw(st.integers(begin + 1, size))
+        if (begin, end) == (0, size) or self.draw(st.booleans()):
+            return version
+        return UOp(Op.SHRINK, Type(version.dtype, (end - begin,)), (version,), ((begin, end),))
 
 
 @dataclass(frozen=True)
