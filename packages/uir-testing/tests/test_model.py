@@ -158,3 +158,23 @@ def test_the_model_prints_what_every_suite_program_expects(path):
     outputs = model.run(sink)
     printed = [format_value(v, s.dtype) for v, s in zip(outputs, sink.src, strict=True)]
     assert printed == list(test.expected_lines)
+
+
+def test_wide_ints_round_once_to_floats():
+    text = """
+    %a = CONST i64 9007199791611905
+    %b = CONST u64 18446744073709551615
+    %c = CONST i32 16777219
+    %d = CONST i32 65520
+    %fa = CAST f32 %a
+    %fb = CAST f32 %b
+    %fc = CAST f32 %c
+    %fd = CAST f16 %d
+    %out = SINK void %fa %fb %fc %fd
+    """
+    # 2**53 + 2**29 + 1 lies just above the f32 tie 2**53 + 2**29, so it rounds up to 2**53 +
+    # 2**30; through float64 it would first round to that tie, then to even, 2**53. 2**64 - 1
+    # rounds up to 2**64 (f32 has 24 bits).
+    # 2**24 + 3 is a tie between 2**24 + 2 and 2**24 + 4: even (2**24 + 4) wins. 65520 is the
+    # tie between f16's largest, 65504, and 65536, which rounds to even: beyond range, inf.
+    assert run(text) == [[2.0**53 + 2.0**30], [2.0**64], [16777220.0], [np.inf]]

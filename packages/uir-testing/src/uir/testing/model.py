@@ -219,10 +219,20 @@ def cast(x: Scalar, source: DType, dtype: DType) -> Scalar:
         return wrap(int(x), dtype)
     if source.is_float:
         return scalar(x, dtype)  # numpy's float conversion rounds once
-    if abs(int(x)) >= 2**53:
-        # float(x) would round before the conversion to the dtype rounds again
-        raise NotImplementedError("the model casts ints up to 2**53 to floats")
-    return scalar(float(int(x)), dtype)  # exact in float64, then one rounding
+    return int_to_float(int(x), dtype)
+
+
+def int_to_float(x: int, dtype: DType) -> Scalar:
+    """`x` rounded once to the float dtype, to nearest with ties to even, in integer arithmetic
+    (going through float64 first would round twice for ints wider than 53 bits)."""
+    magnitude = abs(x)
+    drop = max(magnitude.bit_length() - dtype.mantissa, 0)  # bits below the significand
+    kept, rest, half = magnitude >> drop, magnitude & ((1 << drop) - 1), (1 << drop) >> 1
+    if drop and (rest > half or (rest == half and kept % 2 == 1)):
+        kept += 1
+    value = float(kept << drop)  # at most `mantissa` significant bits: exact in float64
+    with np.errstate(over="ignore"):  # too big for the dtype: inf
+        return scalar(-value if x < 0 else value, dtype)
 
 
 def bitcast(x: Scalar, source: DType, dtype: DType) -> Scalar:
