@@ -58,7 +58,11 @@ FLOAT_EDGES = (
     0.1,  # rounds differently in every float dtype
     65504.0,  # the largest f16
     16777216.0,  # 2**24: adding 1 rounds back to it in f32
+    -2.5,  # truncates toward zero
     2.0**31,  # just past INT32_MAX: a CAST to i32 saturates
+    -(2.0**63),  # INT64_MIN exactly; 2**63 and 2**64 saturate i64 and u64
+    2.0**63,
+    2.0**64,
     3.4028234663852886e38,  # the largest f32
     1.401298464324817e-45,  # the smallest f32 subnormal
     -1.1754943508222875e-38,  # the smallest f32 normal, negated
@@ -125,6 +129,10 @@ def _const(type_: Type, value: object) -> UOp:
 
 def _binary(op: Op, a: UOp, b: UOp) -> UOp:
     return UOp(op, BOOL if op in COMPARES else a.type, (a, b))
+
+
+def _binary_ops(dtype: DType) -> tuple[Op, ...]:
+    return BOOL_BINARY if dtype.is_bool else INT_BINARY if dtype.is_int else FLOAT_BINARY
 
 
 def _i32(value: int) -> UOp:
@@ -238,13 +246,8 @@ class _Builder:
             if self.draw(st.booleans()) and not dtype.is_bool:
                 return self.bitcast(type_)
             return UOp(Op.CAST, type_, (self.pick(self.pick_type()),))
-        return _binary(self.draw(st.sampled_from(self._binary_ops(dtype))), *self._operands(type_))
-
-    def _binary_ops(self, dtype: DType) -> tuple[Op, ...]:
-        return BOOL_BINARY if dtype.is_bool else INT_BINARY if dtype.is_int else FLOAT_BINARY
-
-    def _operands(self, type_: Type) -> tuple[UOp, UOp]:
-        return self.pick(type_), self.pick(type_)
+        op = self.draw(st.sampled_from(_binary_ops(dtype)))
+        return _binary(op, self.pick(type_), self.pick(type_))
 
     def bitcast(self, type_: Type) -> UOp:
         """A BITCAST to `type_` from a dtype of its width: any int value, the same float type, or
@@ -271,7 +274,7 @@ class _Builder:
         """x op x, (x op c1) op c2, or (x op c1) op (x op c2), with small constants: the shapes
         algebraic rules match (x - x, reassociation, distribution, like terms)."""
         type_ = self.draw(st.sampled_from((I32, I32, *self.scalars)))
-        ops = self._binary_ops(type_.dtype)
+        ops = _binary_ops(type_.dtype)
         x = self.pick(type_)
         if type_ == I32 and self.draw(st.booleans()):
             x = self.nonnegative(self.draw(st.sampled_from((3, 255, 65535))))  # rules need bounds
