@@ -141,7 +141,8 @@ def maximum(a: Scalar, b: Scalar, is_max: bool) -> Scalar:
 
 def shift(a: int, b: int, dtype: DType, left: bool) -> int:
     count = b % dtype.bits  # b & (bits - 1) for a power-of-two width
-    # Python's >> is arithmetic: right for a signed value, logical for an unsigned (>= 0) one
+    # Python's >> is arithmetic: right for a signed value, and logical for an unsigned one, which
+    # the model holds as a non-negative int
     return wrap(a << count, dtype) if left else a >> count
 
 
@@ -182,8 +183,15 @@ def int_alu(op: Op, dtype: DType, args: list[int]) -> int:
         return mod(a, b, dtype)
     if op in (Op.SHL, Op.SHR):
         return shift(a, b, dtype, op is Op.SHL)
-    exact = {Op.ADD: a + b, Op.SUB: a - b, Op.MUL: a * b, Op.AND: a & b, Op.OR: a | b}
-    exact[Op.XOR] = a ^ b
+    # Python's & | ^ on negative ints act on their infinite two's complement: right once wrapped
+    exact = {
+        Op.ADD: a + b,
+        Op.SUB: a - b,
+        Op.MUL: a * b,
+        Op.AND: a & b,
+        Op.OR: a | b,
+        Op.XOR: a ^ b,
+    }
     return wrap(exact[op], dtype)
 
 
