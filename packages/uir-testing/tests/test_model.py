@@ -4,6 +4,7 @@ independently of any compiler."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,17 @@ from uir.core.output import format_value
 from uir.testing import model
 
 ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_the_model_shares_no_code_with_what_it_checks():
+    # only the graph and the dtype descriptions: no semantics, interpreter, calls or memory
+    tree = ast.parse(Path(model.__file__).read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert {m for m in imported if m.startswith("uir")} == {
+        "uir.core.dtypes",
+        "uir.core.ops",
+        "uir.core.uop",
+    }
 
 
 def run(text: str) -> list[list]:
