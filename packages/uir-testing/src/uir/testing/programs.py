@@ -8,8 +8,8 @@ step is one drawing method of `_Builder`, listed in STEPS with the week whose op
   constants that algebraic rules match, index arithmetic, STACK, INDEX with indices the verifier
   can prove in range, and CALLs whose bodies nest further CALLs and reuse the same PARAM slots;
 - week 2: global BUFFERs (zeroed or initialised, slots with gaps) and LOCALs, LOADs and STOREs
-  through SHRINK windows at constant, masked, clamped or gated indices, stores chained by AFTER,
-  and loads of older versions.
+  through SHRINK windows at constant, masked, clamped or gated indices, stores chained by AFTERs
+  (some naming an earlier version and every store since), and loads of older versions.
 
 A later week adds its ops as a new drawing method and a STEPS entry, not a new generator. Every
 program drawn passes `uir.core.verify.verify`, so a test can run it, print it, rewrite it or
@@ -398,16 +398,16 @@ class _Builder:
     # --- the program ---
 
     def grow(self, steps: int) -> None:
-        kinds: list[str] = []
-        for name, step in STEPS.items():
+        kinds: list[Callable[[_Builder], UOp]] = []
+        for step in STEPS:
             if step.week <= self.options.week and (self.depth == 0 or step.in_bodies):
-                kinds += [name] * step.weight
+                kinds += [step.draw] * step.weight
         if self.depth < MAX_CALL_DEPTH:
             # Calls are frequent at the top: inside a body, PARAMs are values no pass can know,
             # which is where symbolic rules (not folding) have to be right.
-            kinds += ["call"] * (3 if self.depth == 0 else 1)
+            kinds += [_Builder.call] * (3 if self.depth == 0 else 1)
         for _ in range(steps):
-            self.add(getattr(self, self.draw(st.sampled_from(kinds)))())
+            self.add(self.draw(st.sampled_from(kinds))(self))
 
     def result(self) -> UOp:
         """One value built here (recent ones more often): a CALL body's result or an output."""
@@ -441,24 +441,26 @@ class _Builder:
 
 @dataclass(frozen=True)
 class Step:
-    """A kind of step: the week whose ops it draws, how often it is drawn, and whether it may be
-    drawn inside a CALL body (a body is closed: no memory there)."""
+    """A kind of step: the drawing method, the week whose ops it draws, how often it is drawn,
+    and whether it may be drawn inside a CALL body (a body is closed: no memory there). CALLs,
+    whose frequency depends on the nesting depth, are drawn by `_Builder.grow` itself."""
 
+    draw: Callable[[_Builder], UOp]
     week: int
     weight: int
     in_bodies: bool = True
 
 
-STEPS: dict[str, Step] = {
-    "alu": Step(1, 5),
-    "chain": Step(1, 2),
-    "index_expression": Step(1, 1),
-    "stack": Step(1, 1),
-    "index": Step(1, 1),
-    "load": Step(2, 3, in_bodies=False),
-    "old_load": Step(2, 1, in_bodies=False),
-    "store": Step(2, 3, in_bodies=False),
-}
+STEPS = (
+    Step(_Builder.alu, week=1, weight=5),
+    Step(_Builder.chain, week=1, weight=2),
+    Step(_Builder.index_expression, week=1, weight=1),
+    Step(_Builder.stack, week=1, weight=1),
+    Step(_Builder.index, week=1, weight=1),
+    Step(_Builder.load, week=2, weight=3, in_bodies=False),
+    Step(_Builder.old_load, week=2, weight=1, in_bodies=False),
+    Step(_Builder.store, week=2, weight=3, in_bodies=False),
+)
 
 
 @st.composite
