@@ -88,13 +88,13 @@ def _alive(pid: int) -> bool:
 
 
 def test_a_hanging_compiler_is_killed_with_what_it_started(fake) -> None:
-    began = time.monotonic()
     result = run_test(ADD, fake("hang"), Limits(wall_s=1.5))
     assert result.verdict is Verdict.TIMEOUT
-    assert time.monotonic() - began < 8
     grandchild = int(result.actual_lines[0])
-    deadline = time.monotonic() + 5
-    while _alive(grandchild) and time.monotonic() < deadline:
+    # Killed means dead soon, however loaded the machine; left alive, it would sleep 600 s. The
+    # bound is no measure of speed: only a grandchild the harness never killed outlives it.
+    patience = time.monotonic() + 120
+    while _alive(grandchild) and time.monotonic() < patience:
         time.sleep(0.05)
     assert not _alive(grandchild)
 
@@ -102,8 +102,7 @@ def test_a_hanging_compiler_is_killed_with_what_it_started(fake) -> None:
 def test_a_compiler_past_its_cpu_time_is_stopped(fake) -> None:
     result = run_test(ADD, fake("burn-cpu"), Limits(wall_s=20.0, cpu_s=1))
     assert result.verdict is Verdict.TIMEOUT
-    assert "CPU" in result.detail
-    assert result.duration_s < 10
+    assert "CPU" in result.detail  # the CPU limit stopped it, not the wall-clock limit
 
 
 def test_flooding_standard_output_stops_at_the_cap(fake) -> None:
@@ -208,5 +207,4 @@ def test_relative_paths_in_the_compiler_command_are_resolved_before_it_moves(
 
 def test_a_compiler_that_exits_is_judged_though_its_leftovers_hold_the_pipes(fake) -> None:
     result = run_test(ADD, fake("daemon"), QUICK)
-    assert result.verdict is Verdict.PASS
-    assert result.duration_s < 5  # not the wall-clock limit
+    assert result.verdict is Verdict.PASS  # not a TIMEOUT at the wall-clock limit

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from uir.core.dtypes import I32
 from uir.core.ops import Op
 from uir.core.semantics import apply
-from uir.core.strategies import INT_EDGES
 from uir.core.uop import UOp
 from uir.rewrite.passes import simplify
+from uir.testing.programs import INT_EDGES
 
 SCALE = int(os.environ.get("UIR_HYPOTHESIS_SCALE", "1"))
 PARAMS = (UOp(Op.PARAM, I32, (), 0), UOp(Op.PARAM, I32, (), 1))

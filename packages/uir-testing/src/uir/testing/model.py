@@ -1,0 +1,325 @@
+"""An independent model of what a program means (uir.md sections 3-6), for differential tests.
+
+The reference interpreter is what every student compiler is graded against, so its tests need an
+answer worked out another way. This model shares no code with uir.core's semantics, interpreter,
+CALL substitution, memory or schedule: it reads only the UOp graph and the dtype descriptions, and
+follows the spec's words directly:
+
+- ints are Python ints, wrapped explicitly after every operation;
+- f16, f32 and f64 arithmetic is numpy's float16, float32 and float64, whose operations round
+  once;
+- BITCAST goes through `struct`;
+- a CALL evaluates its body in an environment binding each PARAM slot to an argument's value
+  (nothing is substituted);
+- memory is functional: each version of a buffer is its own tuple of contents, and a STORE
+  makes the next version from the one it writes. A fully ordered program chains the stores to a
+  buffer (uir.md 6.3), so the version "after every dep" of an AFTER is the one the newest of its
+  stores makes. No schedule is computed.
+
+It covers the week-1 ops over bool, every int dtype, f16, f32 and f64, and week-2 memory. EXP2,
+LOG2 and SIN are computed in float64 and rounded, which is within their 2 ulp but need not be
+bit-equal to another implementation: compare programs without them (`approximate=False`).
+
+    run(sink) -> one flat numpy array per SINK source, as uir.core.interpret.evaluate gives
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from uir.core.dtypes import DType
+from uir.core.ops import Op
+from uir.core.uop import UOp
+
+Scalar = Any  # bool, int, np.float32 or np.float64
+
+
+@dataclass(frozen=True)
+class Version:
+    """The contents of one version of a buffer, and how many stores came before it."""
+
+    contents: tuple[Scalar, ...]
+    stores: int
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A memory reference: `size` elements of `version` from `begin` on."""
+
+    version: Version
+    begin: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Place:
+    """An INDEX of memory: element `at` of `version`, or None where the gate is false."""
+
+    version: Version
+    at: int | None
+
+
+@dataclass(frozen=True)
+class Write:
+    """A STORE: the version it writes, and where and what (nowhere where the gate is false)."""
+
+    version: Version
+    at: int | None
+    value: Scalar
+
+    def next_version(self) -> Version:
+        contents = list(self.version.contents)
+        if self.at is not None:
+            contents[self.at] = self.value
+        return Version(tuple(contents), self.version.stores + 1)
+
+
+# numpy's f16 arithmetic rounds through f32, which is still one correct rounding for + - * / and
+# sqrt (f32 has more than twice f16's significand bits plus two); bf16 has no numpy type.
+FLOATS = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+STRUCT = {"i8": "b", "u8": "B", "i16": "h", "u16": "H", "f16": "e", "i32": "i", "u32": "I"}
+STRUCT |= {"f32": "f", "i64": "q", "u64": "Q", "f64": "d"}
+
+
+def wrap(value: int, dtype: DType) -> int:
+    """`value` modulo 2**bits, read as two's complement for a signed dtype (uir.md section 3)."""
+    value %= 2**dtype.bits
+    if dtype.signed and value >= 2 ** (dtype.bits - 1):
+        value -= 2**dtype.bits
+    return value
+
+
+def scalar(value: Any, dtype: DType) -> Scalar:
+    """A literal or a value as the model holds it in `dtype`."""
+    if dtype.is_bool:
+        return bool(value)
+    if dtype.is_int:
+        return wrap(int(value), dtype)
+    if dtype.name not in FLOATS:
+        raise NotImplementedError(f"the model has no {dtype.name} arithmetic")
+    return FLOATS[dtype.name](value)
+
+
+def zero(dtype: DType) -> Scalar:
+    return scalar(0, dtype)
+
+
+# --- the ALU ops (uir.md section 4) ---
+
+
+def idiv(a: int, b: int, dtype: DType) -> int:
+    """C division, total: the quotient rounds toward zero, x/0 is all ones, MIN/-1 wraps to MIN."""
+    if b == 0:
+        return wrap(-1, dtype)
+    quotient = abs(a) // abs(b)
+    return wrap(-quotient if (a < 0) != (b < 0) else quotient, dtype)
+
+
+def mod(a: int, b: int, dtype: DType) -> int:
+    """C remainder, total: it takes the dividend's sign, and x%0 is x."""
+    if b == 0:
+        return a
+    remainder = abs(a) % abs(b)
+    return wrap(-remainder if a < 0 else remainder, dtype)
+
+
+def maximum(a: Scalar, b: Scalar, is_max: bool) -> Scalar:
+    """IEEE 754-2019 maximum/minimum for floats: NaN propagates, and -0 < +0."""
+    if isinstance(a, np.floating):
+        if math.isnan(a) or math.isnan(b):
+            return a if math.isnan(a) else b
+        if a == b == 0:
+            a_first = bool(np.signbit(b)) if is_max else bool(np.signbit(a))
+            return a if a_first else b
+    return (a if a > b else b) if is_max else (a if a < b else b)
+
+
+def shift(a: int, b: int, dtype: DType, left: bool) -> int:
+    count = b % dtype.bits  # b & (bits - 1) for a power-of-two width
+    # Python's >> is arithmetic: right for a signed value, and logical for an unsigned one, which
+    # the model holds as a non-negative int
+    return wrap(a << count, dtype) if left else a >> count
+
+
+def approximate(fn: Any, x: Scalar) -> Scalar:
+    with np.errstate(all="ignore"):
+        return type(x)(fn(np.float64(x)))
+
+
+def alu(op: Op, dtype: DType, args: list[Scalar], source: DType) -> Scalar:
+    """The value of one ALU op; `dtype` is the result's, `source` the first source's."""
+    if op is Op.CAST:
+        return cast(args[0], source, dtype)
+    if op is Op.BITCAST:
+        return bitcast(args[0], source, dtype)
+    if op is Op.WHERE:
+        return args[1] if args[0] else args[2]
+    if op in (Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE):
+        a, b = args
+        return bool({Op.CMPLT: a < b, Op.CMPLE: a <= b, Op.CMPEQ: a == b, Op.CMPNE: a != b}[op])
+    if op in (Op.MAX, Op.MIN):
+        return maximum(*args, is_max=op is Op.MAX)
+    if dtype.is_bool:
+        a, b = args
+        return {Op.AND: a and b, Op.OR: a or b, Op.XOR: a != b}[op]
+    if dtype.is_int:
+        return int_alu(op, dtype, args)
+    with np.errstate(all="ignore"):  # inf and NaN results are the point, not a warning
+        return float_alu(op, args)
+
+
+def int_alu(op: Op, dtype: DType, args: list[int]) -> int:
+    if op is Op.NEG:
+        return wrap(-args[0], dtype)
+    a, b = args
+    if op is Op.IDIV:
+        return idiv(a, b, dtype)
+    if op is Op.MOD:
+        return mod(a, b, dtype)
+    if op in (Op.SHL, Op.SHR):
+        return shift(a, b, dtype, op is Op.SHL)
+    # Python's & | ^ on negative ints act on their infinite two's complement: right once wrapped
+    exact = {
+        Op.ADD: a + b,
+        Op.SUB: a - b,
+        Op.MUL: a * b,
+        Op.AND: a & b,
+        Op.OR: a | b,
+        Op.XOR: a ^ b,
+    }
+    return wrap(exact[op], dtype)
+
+
+def float_alu(op: Op, args: list[Scalar]) -> Scalar:
+    x = args[0]
+    unary = {
+        Op.NEG: lambda: -x,
+        Op.SQRT: lambda: np.sqrt(x),
+        Op.RECIP: lambda: type(x)(1) / x,
+        Op.TRUNC: lambda: np.trunc(x),
+        Op.EXP2: lambda: approximate(np.exp2, x),
+        Op.LOG2: lambda: approximate(np.log2, x),
+        Op.SIN: lambda: approximate(np.sin, x),
+    }
+    if op in unary:
+        return unary[op]()
+    b = args[1]
+    return {Op.ADD: x + b, Op.SUB: x - b, Op.MUL: x * b, Op.FDIV: x / b}[op]
+
+
+def cast(x: Scalar, source: DType, dtype: DType) -> Scalar:
+    """CAST (uir.md section 4): to bool is `x != 0`; float to int truncates and saturates, NaN
+    gives 0; int to int keeps the low bits; to a float rounds once."""
+    if dtype.is_bool:
+        return bool(x != 0)
+    if dtype.is_int:
+        if source.is_float:
+            if math.isnan(x):
+                return 0
+            if math.isinf(x):
+                return dtype.max if x > 0 else dtype.min
+            return min(max(math.trunc(float(x)), dtype.min), dtype.max)
+        return wrap(int(x), dtype)
+    if source.is_float:
+        return scalar(x, dtype)  # numpy's float conversion rounds once
+    return int_to_float(int(x), dtype)
+
+
+def int_to_float(x: int, dtype: DType) -> Scalar:
+    """`x` rounded once to the float dtype, to nearest with ties to even, in integer arithmetic
+    (going through float64 first would round twice for ints wider than 53 bits)."""
+    magnitude = abs(x)
+    drop = max(magnitude.bit_length() - dtype.mantissa, 0)  # bits below the significand
+    kept, rest, half = magnitude >> drop, magnitude & ((1 << drop) - 1), (1 << drop) >> 1
+    if drop and (rest > half or (rest == half and kept % 2 == 1)):
+        kept += 1
+    value = float(kept << drop)  # at most `mantissa` significant bits: exact in float64
+    with np.errstate(over="ignore"):  # too big for the dtype: inf
+        return scalar(-value if x < 0 else value, dtype)
+
+
+def bitcast(x: Scalar, source: DType, dtype: DType) -> Scalar:
+    if source.name not in STRUCT or dtype.name not in STRUCT:
+        raise NotImplementedError(f"the model has no bits for {source.name} or {dtype.name}")
+    raw = struct.pack("<" + STRUCT[source.name], x)
+    return scalar(struct.unpack("<" + STRUCT[dtype.name], raw)[0], dtype)
+
+
+# --- evaluation ---
+
+
+class _Frame:
+    """The values of one evaluation of one graph: the top level, or one CALL's body with its
+    arguments bound to the PARAM slots."""
+
+    def __init__(self, args: tuple[Any, ...] = ()) -> None:
+        self.args = args
+        self.values: dict[UOp, Any] = {}
+
+    def value(self, uop: UOp) -> Any:
+        if uop not in self.values:
+            self.values[uop] = self.compute(uop)
+        return self.values[uop]
+
+    def compute(self, uop: UOp) -> Any:
+        op, dtype = uop.op, uop.dtype
+        if op is Op.PARAM:
+            return self.args[uop.arg]
+        if op is Op.CALL:
+            return _Frame(tuple(self.value(s) for s in uop.src[1:])).value(uop.src[0])
+        if op is Op.CONST:
+            if uop.type.shape:
+                return tuple(scalar(v, dtype) for v in uop.arg)
+            return scalar(uop.arg, dtype)
+        if op in (Op.BUFFER, Op.LOCAL):
+            size = uop.type.shape[0]
+            contents = self.value(uop.src[0]) if uop.src else (zero(dtype),) * size
+            return Ref(Version(contents, 0), 0, size)
+        srcs = [self.value(s) for s in uop.src]
+        if op is Op.STACK:
+            return tuple(srcs)
+        if op is Op.INDEX:
+            return index(srcs)
+        if op is Op.SHRINK:
+            (begin, _end), ref = uop.arg[0], srcs[0]
+            return Ref(ref.version, ref.begin + begin, uop.type.shape[0])
+        if op is Op.LOAD:
+            place = srcs[0]
+            return zero(dtype) if place.at is None else place.version.contents[place.at]
+        if op is Op.STORE:
+            return Write(srcs[0].version, srcs[0].at, srcs[1])
+        if op is Op.AFTER:
+            # the newest store of the chain: the one that had the most stores before it
+            newest = max(srcs[1:], key=lambda write: write.version.stores)
+            return Ref(newest.next_version(), 0, uop.type.shape[0])
+        if op is Op.SINK:
+            return [flat(v) for v in srcs]
+        return alu(op, dtype, srcs, uop.src[0].dtype)
+
+
+def index(srcs: list[Any]) -> Any:
+    """INDEX of a vector is its element; INDEX of memory is a place (None where gated off)."""
+    source, i = srcs[0], srcs[1]
+    if isinstance(source, tuple):
+        return source[i]
+    if len(srcs) == 3 and not srcs[2]:
+        return Place(source.version, None)
+    return Place(source.version, source.begin + i)
+
+
+def flat(value: Any) -> list[Scalar]:
+    if isinstance(value, Ref):
+        return list(value.version.contents[value.begin : value.begin + value.size])
+    return list(value) if isinstance(value, tuple) else [value]
+
+
+def run(sink: UOp) -> list[np.ndarray]:
+    """The value of each SINK source of a verified program, flat, as a numpy array of the
+    source's dtype (the one step where numpy holds the model's values)."""
+    outputs = _Frame().value(sink)
+    return [np.array(v, dtype=s.dtype.storage) for v, s in zip(outputs, sink.src, strict=True)]

@@ -1,0 +1,485 @@
+"""Hypothesis strategies for random, well-typed, verified programs: the project's one generator.
+
+`programs()` draws a SINK built step by step from a pool of the values built so far. Each kind of
+step is one drawing method of `_Builder`, listed in STEPS with the week whose ops it draws:
+
+- week 1: the ALU ops over the chosen dtypes, CONSTs with the edge values that break careless
+  compilers (INT_MIN, -1, 0, NaN, -0.0, inf, 2**24, the smallest subnormal), chains of small
+  constants that algebraic rules match, index arithmetic, STACK, INDEX with indices the verifier
+  can prove in range, and CALLs whose bodies nest further CALLs and reuse the same PARAM slots;
+- week 2: global BUFFERs (zeroed or initialised, slots with gaps) and LOCALs, LOADs and STOREs
+  through SHRINK windows at constant, masked, clamped or gated indices, stores chained by AFTERs
+  (some naming an earlier version and every store since), and loads of older versions.
+
+A later week adds its ops as a new drawing method and a STEPS entry, not a new generator. Every
+program drawn passes `uir.core.verify.verify`, so a test can run it, print it, rewrite it or
+compile it, and compare.
+
+    from hypothesis import given
+    from uir.testing.programs import programs
+
+    @given(programs(week=2))
+    def test_something(sink): ...
+
+One choice keeps differential tests exact: a float that may be a NaN is never BITCAST to another
+dtype. uir.md section 3 leaves a NaN's sign and payload unspecified, so two correct compilers may
+disagree on those bits; every other way a NaN can reach an output (printing, comparing, CAST) is
+fully specified.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from hypothesis import strategies as st
+
+from uir.core.dtypes import BOOL, I32, VOID, DType, Type, bf16, bool_, f32, i32
+from uir.core.ops import Op
+from uir.core.uop import UOp
+
+I32_MIN, I32_MAX = -(2**31), 2**31 - 1
+INT_EDGES = (I32_MIN, I32_MIN + 1, -7, -4, -1, 0, 1, 2, 3, 4, 7, 8, 31, 32, 100, 2**24 + 1, I32_MAX)
+FLOAT_EDGES = (
+    math.nan,
+    math.inf,
+    -math.inf,
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    2.0,
+    3.0,
+    0.1,  # rounds differently in every float dtype
+    65504.0,  # the largest f16
+    16777216.0,  # 2**24: adding 1 rounds back to it in f32
+    -2.5,  # truncates toward zero
+    2.0**31,  # just past INT32_MAX: a CAST to i32 saturates
+    -(2.0**63),  # INT64_MIN exactly; 2**63 and 2**64 saturate i64 and u64
+    2.0**63,
+    2.0**64,
+    3.4028234663852886e38,  # the largest f32
+    1.401298464324817e-45,  # the smallest f32 subnormal
+    -1.1754943508222875e-38,  # the smallest f32 normal, negated
+)
+
+WEEK1_DTYPES = (bool_, i32, f32)
+INT_BINARY = (Op.ADD, Op.SUB, Op.MUL, Op.IDIV, Op.MOD, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR)
+INT_BINARY += (Op.SHL, Op.SHR)
+FLOAT_BINARY = (Op.ADD, Op.SUB, Op.MUL, Op.FDIV, Op.MAX, Op.MIN)
+BOOL_BINARY = (Op.AND, Op.OR, Op.XOR)
+EXACT_UNARY = (Op.NEG, Op.SQRT, Op.RECIP, Op.TRUNC)
+APPROXIMATE_UNARY = (Op.EXP2, Op.LOG2, Op.SIN)  # specified to 2 ulp only (uir.md section 4)
+COMPARES = (Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE)
+MAX_CALL_DEPTH = 2
+
+Draw = Callable[[st.SearchStrategy], object]
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a program may contain.
+
+    `week` admits the steps of that week and the weeks before it; `dtypes` are the scalar dtypes
+    values are drawn in (INDEX arithmetic is i32 whatever they are); `approximate` admits EXP2,
+    LOG2 and SIN, which two correct implementations may compute 2 ulp apart; `max_steps` bounds
+    the values built at the top level (CALL bodies add their own, up to MAX_CALL_DEPTH levels
+    deep); `max_outputs` bounds the SINK's value sources (week 2 adds final buffer versions).
+    """
+
+    week: int = 1
+    dtypes: tuple[DType, ...] = WEEK1_DTYPES
+    approximate: bool = True
+    max_steps: int = 20
+    max_outputs: int = 3
+
+
+def int_values(dtype: DType = i32) -> st.SearchStrategy[int]:
+    """Values of an int dtype, edge values often."""
+    edges = sorted({dtype.wrap(v) for v in INT_EDGES} | {dtype.min, dtype.max})
+    return st.one_of(st.sampled_from(edges), st.integers(dtype.min, dtype.max))
+
+
+def float_values(dtype: DType = f32) -> st.SearchStrategy[float]:
+    """Values exact in a float dtype, edge values often."""
+    width = 32 if dtype is bf16 else dtype.bits  # bf16 values: f32 values, the low half cut
+    values = st.one_of(st.sampled_from(FLOAT_EDGES), st.floats(width=width))
+    return values.map(lambda v: exact_float(v, dtype))
+
+
+def exact_float(value: float, dtype: DType) -> float:
+    """`value` made exact in `dtype` (NaN stays NaN; bf16 keeps the upper half of the f32)."""
+    if math.isnan(value) or dtype.bits == 64:
+        return value
+    if dtype is bf16:
+        bits = struct.unpack("<I", struct.pack("<f", value))[0] & 0xFFFF0000
+        return struct.unpack("<f", struct.pack("<I", bits))[0]
+    with np.errstate(over="ignore"):
+        return float(np.float16(value) if dtype.bits == 16 else np.float32(value))
+
+
+def _const(type_: Type, value: object) -> UOp:
+    return UOp(Op.CONST, type_, (), value)
+
+
+def _binary(op: Op, a: UOp, b: UOp) -> UOp:
+    return UOp(op, BOOL if op in COMPARES else a.type, (a, b))
+
+
+def _binary_ops(dtype: DType) -> tuple[Op, ...]:
+    return BOOL_BINARY if dtype.is_bool else INT_BINARY if dtype.is_int else FLOAT_BINARY
+
+
+def _i32(value: int) -> UOp:
+    return _const(I32, value)
+
+
+@dataclass
+class _Memory:
+    """One BUFFER or LOCAL while its program is drawn: every version so far, the newest last,
+    and the STORE that made each version after the first."""
+
+    versions: list[UOp]
+    stores: list[UOp] = field(default_factory=list)
+
+    @property
+    def current(self) -> UOp:
+        return self.versions[-1]
+
+    @property
+    def dtype(self) -> DType:
+        return self.current.dtype
+
+    @property
+    def size(self) -> int:
+        return self.current.type.shape[0]
+
+    @property
+    def is_global(self) -> bool:
+        return self.versions[0].op is Op.BUFFER
+
+
+@dataclass
+class _Builder:
+    """Grows one program (or one CALL body) from a pool of the values built so far."""
+
+    draw: Draw
+    options: Options
+    depth: int = 0
+    slots: tuple[Type, ...] = ()  # the PARAM types of the body being built (none at the top)
+    pool: defaultdict[Type, list[UOp]] = field(default_factory=lambda: defaultdict(list))
+    vectors: list[UOp] = field(default_factory=list)
+    memories: list[_Memory] = field(default_factory=list)
+
+    # --- values to build on ---
+
+    @property
+    def scalars(self) -> tuple[Type, ...]:
+        return tuple(Type(d) for d in self.options.dtypes)
+
+    def pick_type(self) -> Type:
+        return self.draw(st.sampled_from(self.scalars))
+
+    def literal(self, dtype: DType) -> object:
+        if dtype.is_bool:
+            return self.draw(st.booleans())
+        if dtype.is_int:
+            return self.draw(int_values(dtype))
+        return self.draw(float_values(dtype))
+
+    def leaf(self, type_: Type) -> UOp:
+        return _const(type_, self.literal(type_.dtype))
+
+    def pick(self, type_: Type) -> UOp:
+        """A value of `type_` from the pool (recent ones more often), or a new constant."""
+        values = self.pool[type_]
+        if not values or self.draw(st.integers(0, 4)) == 0:
+            return self.leaf(type_)
+        back = self.draw(st.integers(0, min(len(values), 6) - 1))
+        return values[-1 - back]
+
+    def add(self, uop: UOp) -> UOp:
+        if uop.dtype.is_void or uop.op in (Op.BUFFER, Op.LOCAL, Op.AFTER):
+            return uop  # effects and memory are not values to compute with
+        (self.vectors if uop.type.shape else self.pool[uop.type]).append(uop)
+        return uop
+
+    def nonnegative(self, top: int) -> UOp:
+        """An int provably in [0, top]: x AND top (bounds give [0, top] for a constant top >= 0)."""
+        return _binary(Op.AND, self.pick(I32), _i32(top))
+
+    def in_range(self, top: int) -> UOp:
+        """An i32 the verifier can prove lies in [0, top], one of the ways uir.md 6.4 allows."""
+        how = self.draw(st.sampled_from(("const", "and", "mod", "clamp", "where")))
+        if how == "const":
+            return _i32(self.draw(st.integers(0, top)))
+        if how == "and":
+            return self.nonnegative(top)
+        if how == "mod":
+            return _binary(Op.MOD, self.nonnegative(I32_MAX), _i32(top + 1))
+        if how == "clamp":
+            return _binary(Op.MIN, _binary(Op.MAX, self.pick(I32), _i32(0)), _i32(top))
+        pair = (_i32(self.draw(st.integers(0, top))) for _ in range(2))
+        return UOp(Op.WHERE, I32, (self.pick(BOOL), *pair))
+
+    # --- week 1: the kinds of step ---
+
+    def alu(self) -> UOp:
+        type_ = self.pick_type()
+        dtype = type_.dtype
+        kind = self.draw(st.sampled_from(("binary", "unary", "compare", "where", "cast")))
+        if kind == "unary" and not dtype.is_bool:
+            unary = EXACT_UNARY + (APPROXIMATE_UNARY if self.options.approximate else ())
+            op = Op.NEG if dtype.is_int else self.draw(st.sampled_from(unary))
+            return UOp(op, type_, (self.pick(type_),))
+        if kind == "compare":
+            ops = COMPARES if not dtype.is_bool else (Op.CMPEQ, Op.CMPNE)
+            return _binary(self.draw(st.sampled_from(ops)), self.pick(type_), self.pick(type_))
+        if kind == "where":
+            return UOp(Op.WHERE, type_, (self.pick(BOOL), self.pick(type_), self.pick(type_)))
+        if kind == "cast":
+            if self.draw(st.booleans()) and not dtype.is_bool:
+                return self.bitcast(type_)
+            return UOp(Op.CAST, type_, (self.pick(self.pick_type()),))
+        op = self.draw(st.sampled_from(_binary_ops(dtype)))
+        return _binary(op, self.pick(type_), self.pick(type_))
+
+    def bitcast(self, type_: Type) -> UOp:
+        """A BITCAST to `type_` from a dtype of its width: any int value, the same float type, or
+        a non-NaN float constant (see the module docstring)."""
+        widths = [d for d in self.options.dtypes if d.bits == type_.dtype.bits and not d.is_bool]
+        source = Type(self.draw(st.sampled_from(widths)))
+        if source.dtype.is_float and source != type_:
+            literal = self.literal(source.dtype)
+            literal = 0.5 if math.isnan(literal) else literal
+            return UOp(Op.BITCAST, type_, (_const(source, literal),))
+        return UOp(Op.BITCAST, type_, (self.pick(source),))
+
+    def index_expression(self) -> UOp:
+        """(a*k + b), divided or reduced by c: the arithmetic movement ops leave behind."""
+        c = self.draw(st.sampled_from((1, 2, 3, 4, 8, 16, 5)))
+        a = self.nonnegative(self.draw(st.sampled_from((3, 15, 255, 65535, I32_MAX))))
+        k = c * self.draw(st.sampled_from((1, 2, 3, -1)))
+        b = self.nonnegative(self.draw(st.sampled_from((c - 1, c, 2 * c - 1, 7))))
+        total = _binary(Op.ADD, _binary(Op.MUL, a, _i32(k)), b)
+        op = self.draw(st.sampled_from((Op.IDIV, Op.MOD, Op.ADD)))
+        return total if op is Op.ADD else _binary(op, total, _i32(c))
+
+    def chain(self) -> UOp:
+        """x op x, (x op c1) op c2, or (x op c1) op (x op c2), with small constants: the shapes
+        algebraic rules match (x - x, reassociation, distribution, like terms)."""
+        type_ = self.draw(st.sampled_from((I32, I32, *self.scalars)))
+        ops = _binary_ops(type_.dtype)
+        x = self.pick(type_)
+        if type_ == I32 and self.draw(st.booleans()):
+            x = self.nonnegative(self.draw(st.sampled_from((3, 255, 65535))))  # rules need bounds
+        shape = self.draw(st.sampled_from(("same", "constants", "terms")))
+        if shape == "same":
+            return _binary(self.draw(st.sampled_from(ops)), x, x)
+        first = self.draw(st.sampled_from(ops))
+        second = first if self.draw(st.booleans()) else self.draw(st.sampled_from(ops))
+        inner = _binary(first, x, self.small_constant(type_))
+        if shape == "constants":
+            return _binary(second, inner, self.small_constant(type_))
+        other = _binary(self.draw(st.sampled_from(ops)), x, self.small_constant(type_))
+        return _binary(second, inner, other)
+
+    def small_constant(self, type_: Type) -> UOp:
+        dtype = type_.dtype
+        if dtype.is_int:
+            # the extremes let a division's guards go when bounds prove the divisor nonzero
+            values = {dtype.wrap(v) for v in (0, 1, -1, 2, 3, 4, 32)} | {dtype.min, dtype.max}
+            return _const(type_, self.draw(st.sampled_from(sorted(values))))
+        if dtype.is_float:
+            return _const(type_, self.draw(st.sampled_from((0.0, -0.0, 1.0, -1.0, 2.0))))
+        return _const(type_, self.draw(st.booleans()))
+
+    def stack(self) -> UOp:
+        type_ = self.pick_type()
+        shaped = Type(type_.dtype, (self.draw(st.integers(1, 4)),))
+        if self.draw(st.integers(0, 3)) == 0:
+            return _const(shaped, tuple(self.literal(type_.dtype) for _ in range(shaped.size)))
+        return UOp(Op.STACK, shaped, tuple(self.pick(type_) for _ in range(shaped.size)))
+
+    def index(self) -> UOp:
+        vector = self.draw(st.sampled_from(self.vectors)) if self.vectors else self.stack()
+        i = self.in_range(vector.type.shape[0] - 1)
+        return UOp(Op.INDEX, vector.type.scalar, (vector, i))
+
+    def call(self) -> UOp:
+        """A CALL of a fresh closed body. Slots are numbered from 0 in every body; a nested body
+        often takes the slot types of the body around it, so that it reuses the very PARAM UOps
+        of that body (hash-consing makes them one), which substitution must keep apart."""
+        if self.slots and self.draw(st.booleans()):
+            slots = self.slots[: self.draw(st.integers(1, len(self.slots)))]
+        else:
+            slots = tuple(self.pick_type() for _ in range(self.draw(st.integers(0, 3))))
+        inner = _Builder(self.draw, self.options, self.depth + 1, slots)
+        for slot, type_ in enumerate(slots):
+            inner.add(UOp(Op.PARAM, type_, (), slot))
+        inner.grow(self.draw(st.integers(1, 12 if self.depth == 0 else 4)))
+        body = inner.result()
+        extra = tuple(self.pick_type() for _ in range(self.draw(st.integers(0, 1))))
+        args = tuple(self.pick(t) for t in slots + extra)
+        return UOp(Op.CALL, body.type, (body, *args))
+
+    # --- week 2: memory (uir.md section 6) ---
+
+    def memory(self) -> _Memory:
+        """A new global BUFFER (zeroed or from a CONST) or LOCAL. Slots leave gaps, and the C ABI
+        must still pass buffers in slot order."""
+        shaped = Type(self.pick_type().dtype, (self.draw(st.integers(1, 5)),))
+        if self.draw(st.integers(0, 3)) == 0:
+            ids = sum(1 for m in self.memories if not m.is_global)
+            uop = UOp(Op.LOCAL, shaped, (), ids)
+        else:
+            slot = max((m.versions[0].arg + 1 for m in self.memories if m.is_global), default=0)
+            slot += self.draw(st.integers(0, 1))
+            init = () if self.draw(st.booleans()) else (self.leaf_vector(shaped),)
+            uop = UOp(Op.BUFFER, shaped, init, slot)
+        self.memories.append(memory := _Memory([uop]))
+        return memory
+
+    def leaf_vector(self, shaped: Type) -> UOp:
+        return _const(shaped, tuple(self.literal(shaped.dtype) for _ in range(shaped.size)))
+
+    def some_memory(self) -> _Memory:
+        if not self.memories or self.draw(st.integers(0, 5)) == 0:
+            return self.memory()
+        return self.draw(st.sampled_from(self.memories))
+
+    def place(self, memory: _Memory) -> UOp:
+        """An INDEX of the current version, maybe through a SHRINK window: at an index proven in
+        range, or at any i32 with a gate `0 <= i < size` that may be false."""
+        reference = self.window(memory.current)
+        size, element = reference.type.shape[0], Type(memory.dtype)
+        if self.draw(st.integers(0, 2)) > 0:
+            return UOp(Op.INDEX, element, (reference, self.in_range(size - 1)))
+        i = self.pick(I32)
+        low, high = _binary(Op.CMPLE, _i32(0), i), _binary(Op.CMPLT, i, _i32(size))
+        return UOp(Op.INDEX, element, (reference, i, _binary(Op.AND, low, high)))
+
+    def load(self) -> UOp:
+        memory = self.some_memory()
+        return UOp(Op.LOAD, Type(memory.dtype), (self.place(memory),))
+
+    def old_load(self) -> UOp:
+        """A LOAD of an older version, which must run before the store that replaced it. Its
+        index is a constant: an index computed from later loads could close a cycle."""
+        memory = self.some_memory()
+        version = self.draw(st.sampled_from(memory.versions))
+        place = UOp(
+            Op.INDEX,
+            Type(memory.dtype),
+            (version, _i32(self.draw(st.integers(0, memory.size - 1)))),
+        )
+        return UOp(Op.LOAD, Type(memory.dtype), (place,))
+
+    def store(self) -> UOp:
+        """A STORE to the current version, and the AFTER that is the next version: usually
+        `AFTER current store`, sometimes an earlier version with every store since, in any order
+        (uir.md 6.3: the version once all of them have happened)."""
+        memory = self.some_memory()
+        store = UOp(Op.STORE, VOID, (self.place(memory), self.pick(Type(memory.dtype))))
+        memory.stores.append(store)
+        since = 1
+        if len(memory.versions) > 1 and self.draw(st.integers(0, 3)) == 0:
+            since = self.draw(st.integers(2, len(memory.versions)))
+        deps = tuple(self.draw(st.permutations(memory.stores[-since:])))
+        base = memory.versions[-since]
+        memory.versions.append(UOp(Op.AFTER, base.type, (base, *deps)))
+        return memory.current
+
+    # --- the program ---
+
+    def grow(self, steps: int) -> None:
+        kinds: list[Callable[[_Builder], UOp]] = []
+        for step in STEPS:
+            if step.week <= self.options.week and (self.depth == 0 or step.in_bodies):
+                kinds += [step.draw] * step.weight
+        if self.depth < MAX_CALL_DEPTH:
+            # Calls are frequent at the top: inside a body, PARAMs are values no pass can know,
+            # which is where symbolic rules (not folding) have to be right.
+            kinds += [_Builder.call] * (3 if self.depth == 0 else 1)
+        for _ in range(steps):
+            self.add(self.draw(st.sampled_from(kinds))(self))
+
+    def result(self) -> UOp:
+        """One value built here (recent ones more often): a CALL body's result or an output."""
+        built = [u for values in self.pool.values() for u in values] + self.vectors
+        if not built:
+            return self.leaf(self.pick_type())
+        return self.draw(st.sampled_from(built[-8:]))
+
+    def outputs(self) -> tuple[UOp, ...]:
+        values = tuple(
+            self.result() for _ in range(self.draw(st.integers(1, self.options.max_outputs)))
+        )
+        # the newest version of a global buffer prints its contents (uir.md 6.3), all of them
+        # or a window
+        buffers = tuple(
+            self.window(m.current)
+            for m in self.memories
+            if m.is_global and self.draw(st.integers(0, 3))
+        )
+        return values + buffers
+
+    def window(self, version: UOp) -> UOp:
+        """`version`, or sometimes a SHRINK window of it."""
+        size = version.type.shape[0]
+        begin = self.draw(st.integers(0, size - 1))
+        end = self.draw(st.integers(begin + 1, size))
+        if (begin, end) == (0, size) or self.draw(st.booleans()):
+            return version
+        return UOp(Op.SHRINK, Type(version.dtype, (end - begin,)), (version,), ((begin, end),))
+
+
+@dataclass(frozen=True)
+class Step:
+    """A kind of step: the drawing method, the week whose ops it draws, how often it is drawn,
+    and whether it may be drawn inside a CALL body (a body is closed: no memory there). CALLs,
+    whose frequency depends on the nesting depth, are drawn by `_Builder.grow` itself."""
+
+    draw: Callable[[_Builder], UOp]
+    week: int
+    weight: int
+    in_bodies: bool = True
+
+
+STEPS = (
+    Step(_Builder.alu, week=1, weight=5),
+    Step(_Builder.chain, week=1, weight=2),
+    Step(_Builder.index_expression, week=1, weight=1),
+    Step(_Builder.stack, week=1, weight=1),
+    Step(_Builder.index, week=1, weight=1),
+    Step(_Builder.load, week=2, weight=3, in_bodies=False),
+    Step(_Builder.old_load, week=2, weight=1, in_bodies=False),
+    Step(_Builder.store, week=2, weight=3, in_bodies=False),
+)
+
+
+@st.composite
+def _programs(draw: Draw, options: Options) -> UOp:
+    builder = _Builder(draw, options)
+    builder.grow(draw(st.integers(min(4, options.max_steps), options.max_steps)))
+    return UOp(Op.SINK, VOID, builder.outputs())
+
+
+def programs(
+    week: int = 1,
+    dtypes: tuple[DType, ...] = WEEK1_DTYPES,
+    *,
+    approximate: bool = True,
+    max_steps: int = 20,
+    max_outputs: int = 3,
+) -> st.SearchStrategy[UOp]:
+    """Random verified programs of `week` (and the weeks before it), as their SINK UOp.
+
+    See Options for what the arguments admit.
+    """
+    return _programs(Options(week, dtypes, approximate, max_steps, max_outputs))

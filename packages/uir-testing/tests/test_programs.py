@@ -1,0 +1,92 @@
+"""The random program generator: everything it draws verifies, and it draws every op of its weeks,
+nested calls, and every kind of memory access."""
+
+from hypothesis import HealthCheck, Phase, given, settings
+
+from uir.core.dtypes import DTYPES
+from uir.core.ops import ALU, Op
+from uir.core.parse import Program
+from uir.core.uop import UOp
+from uir.core.verify import verify
+from uir.testing.programs import programs
+
+ALL_DTYPES = tuple(d for d in DTYPES.values() if not d.is_void)
+WEEK1_OPS = ALU | {Op.CONST, Op.PARAM, Op.CALL, Op.STACK, Op.INDEX, Op.SINK}
+WEEK2_OPS = WEEK1_OPS | {Op.BUFFER, Op.LOCAL, Op.SHRINK, Op.LOAD, Op.STORE, Op.AFTER}
+
+
+def drawn(strategy, count: int) -> list[UOp]:
+    """`count` programs drawn from `strategy`, the same ones every run (so that the coverage
+    tests are not flaky)."""
+    sinks = []
+
+    @settings(
+        max_examples=count,
+        phases=[Phase.generate],  # no shrinking: we only look at what is drawn
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    @given(strategy)
+    def draw(sink):
+        sinks.append(sink)
+
+    draw()
+    return sinks
+
+
+def ops_of(sinks: list[UOp]) -> set[Op]:
+    return {u.op for sink in sinks for u in sink.toposort()}
+
+
+@settings(max_examples=200)
+@given(programs())
+def test_every_drawn_week1_program_verifies(sink):
+    assert sink.op is Op.SINK
+    verify(Program(sink, {}))
+
+
+@settings(max_examples=200)
+@given(programs(week=2, dtypes=ALL_DTYPES))
+def test_every_drawn_week2_program_in_every_dtype_verifies(sink):
+    verify(Program(sink, {}))
+
+
+def test_the_generator_draws_every_week1_op_and_nested_calls():
+    sinks = drawn(programs(), 1000)
+    assert ops_of(sinks) == WEEK1_OPS
+    nested = [
+        u
+        for sink in sinks
+        for call in sink.toposort()
+        if call.op is Op.CALL
+        for u in call.src[0].toposort(bodies=False)
+        if u.op is Op.CALL
+    ]
+    assert nested
+
+
+def test_week2_programs_draw_every_memory_op_and_every_kind_of_access():
+    sinks = drawn(programs(week=2), 500)
+    assert WEEK2_OPS - WEEK1_OPS <= ops_of(sinks) <= WEEK2_OPS
+    uops = [u for sink in sinks for u in sink.toposort()]
+    places = [u for u in uops if u.op is Op.INDEX and u.src[0].op is not Op.STACK]
+    assert any(len(u.src) == 3 for u in places)  # gated
+    assert any(u.src[0].op is Op.SHRINK for u in places)  # through a window
+    # a load of a version that a later store replaced
+    replaced = {u.src[0] for u in uops if u.op is Op.AFTER}
+    assert any(u.op is Op.LOAD and u.src[0].src[0] in replaced for u in uops)
+    assert any(u.op is Op.BUFFER and u.src for u in uops)  # initialised from a CONST
+    assert any(u.op is Op.BUFFER and not u.src for u in uops)  # zeroed
+    assert any(u.op is Op.AFTER and len(u.src) > 2 for u in uops)  # after several stores
+    outputs = {s.op for sink in sinks for s in sink.src}
+    assert {Op.AFTER, Op.BUFFER, Op.SHRINK} <= outputs
+
+
+def test_without_approximate_ops_no_exp2_log2_or_sin_is_drawn():
+    assert not ops_of(drawn(programs(week=2, approximate=False), 200)) & {Op.EXP2, Op.LOG2, Op.SIN}
+
+
+def test_the_generator_draws_in_every_dtype_it_is_given():
+    values = {u.dtype for sink in drawn(programs(dtypes=ALL_DTYPES), 200) for u in sink.toposort()}
+    assert set(ALL_DTYPES) <= values
