@@ -20,10 +20,14 @@ from .uop import UOp
 
 NAME = re.compile(r"%[A-Za-z0-9_.]+")
 OP_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
-TYPE = re.compile(r"([a-z0-9]+)(?:\[(\d+(?:,\d+)*)\])?")
-INT = re.compile(r"-?(?:0x[0-9A-Fa-f]+|\d+)")
-DECIMAL = re.compile(r"-?(?:\d+\.\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)")
-HEXFLOAT = re.compile(r"(-?)0x([0-9A-Fa-f]+)(?:\.([0-9A-Fa-f]*))?p([+-]?\d+)")
+# re.ASCII: the grammar's digits are 0-9 only; a bare \d also matches other scripts' digits (٣),
+# which int() and Fraction() would then read as numbers.
+TYPE = re.compile(r"([a-z0-9]+)(?:\[(\d+(?:,\d+)*)\])?", re.ASCII)
+INT = re.compile(r"-?(?:0x[0-9A-Fa-f]+|\d+)", re.ASCII)
+DECIMAL = re.compile(
+    r"-?(?:\d+\.\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)", re.ASCII
+)
+HEXFLOAT = re.compile(r"(-?)0x([0-9A-Fa-f]+)(?:\.([0-9A-Fa-f]*))?p([+-]?\d+)", re.ASCII)
 ARG_TOKEN = re.compile(r"[ \t]*(\(|\)|,|[^ \t(),]+)")
 BLANKS = re.compile(r"[ \t]+")
 BAD_SPACE = re.compile(r"[^\S \t]")  # whitespace other than space and tab
