@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from uir.core import UIRError
 from uir.core.errors import UsageError
 
-from . import grading_commands, plugins_command, program_commands
+from . import plugins_command, program_commands
+from .grading import commands as grading_commands
 
 
 class _Parser(argparse.ArgumentParser):

@@ -19,6 +19,9 @@ class Limits:
     memory_mb: int = 4096  # RLIMIT_AS: Python with numpy maps a few hundred MiB by itself
     output_bytes: int = MIB  # standard output, and standard error, each
     file_mb: int = 64  # RLIMIT_FSIZE: the largest file the command may write
+    # Processes and threads of one run, all together (a cgroup's pids.max; numpy's thread pool
+    # counts). Only where the grader can make cgroups, which also caps the run's total memory.
+    processes: int = 64
 
     def rlimits(self) -> list[tuple[int, int, int]]:
         """(resource, soft, hard) for each limit, never above the hard limit we run under."""
@@ -44,6 +47,7 @@ class Limits:
             "memory_mb": self.memory_mb,
             "output_bytes": self.output_bytes,
             "file_mb": self.file_mb,
+            "processes": self.processes,
         }
 
 

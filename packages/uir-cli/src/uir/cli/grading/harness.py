@@ -13,14 +13,15 @@ import shutil
 import stat
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .judge import Verdict, judge
 from .limits import Limits
-from .sandbox import ExecLauncher, Launcher, run_limited
+from .sandbox import POLL_S, ExecLauncher, Launcher, Status, run_limited
 from .testfile import TestFile, TestFileError, read_test
 
 
@@ -120,26 +121,42 @@ def bad_test_result(path: str, error: TestFileError) -> TestResult:
     return TestResult(path, Verdict.BAD_TEST, str(error), None, None, None, (), (), None, "", 0.0)
 
 
-def run_test(path: str, compiler: Compiler, limits: Limits) -> TestResult:
-    """Run one test file through `compiler` and judge it. Never raises for the compiler's sake."""
+def read_or_bad(path: str) -> TestFile | TestResult:
+    """The test at `path`, or the bad-test result of a file that is not one."""
     try:
-        test = read_test(path)
+        return read_test(path)
     except TestFileError as error:
         return bad_test_result(path, error)
-    return run_parsed_test(test, compiler, limits)
 
 
-def run_parsed_test(test: TestFile, compiler: Compiler, limits: Limits) -> TestResult:
+def run_test(path: str, compiler: Compiler, limits: Limits) -> TestResult:
+    """Run one test file through `compiler` and judge it. Never raises for the compiler's sake."""
+    test = read_or_bad(path)
+    return test if isinstance(test, TestResult) else run_parsed_test(test, compiler, limits)
+
+
+def file_argument(name: str) -> str:
+    """How the compiler is given the file `name` of its working directory: a name that looks
+    like an option (`--help.uir`) goes as `./NAME`, so no option parser takes it for one."""
+    return f"./{name}" if name.startswith("-") else name
+
+
+def run_parsed_test(
+    test: TestFile, compiler: Compiler, limits: Limits, stop: threading.Event | None = None
+) -> TestResult | None:
+    """Run one parsed test and judge it; None when `stop` was set while it ran."""
     scratch = tempfile.mkdtemp(prefix="uir-test-")
     try:
         name = Path(test.path).name
         Path(scratch, name).write_bytes(test.program_bytes)
         env = dict(os.environ if compiler.env is None else compiler.env)
         env["TMPDIR"] = scratch  # the compiler's temporary files go where they are cleaned up
-        argv = [*compiler.argv, *compiler.run_args, name]
-        outcome = run_limited(compiler.launcher, argv, scratch, env, limits)
+        argv = [*compiler.argv, *compiler.run_args, file_argument(name)]
+        outcome = run_limited(compiler.launcher, argv, scratch, env, limits, stop)
     finally:
         _remove_tree(scratch)
+    if outcome.status is Status.STOPPED:
+        return None
     judgement = judge(test, outcome)
     return TestResult(
         path=test.path,
@@ -162,21 +179,37 @@ def run_tests(
     limits: Limits,
     jobs: int,
     on_result: Callable[[TestResult], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> list[TestResult]:
     """Run every test, `jobs` at a time; the results come back in the order of `paths`.
 
-    `on_result` is called in this thread as each test finishes (for progress).
+    Every test is read before the first runs, so nothing a compiler does to the files can
+    change a later test. `on_result` is called in this thread as each test finishes (for
+    progress). Once `stop` is set, running tests are killed and no more start: the results are
+    those of the tests that finished.
     """
+    stop = stop or threading.Event()
+    tests = [read_or_bad(p) for p in paths]
     results: dict[str, TestResult] = {}
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
-        futures = {pool.submit(run_test, p, compiler, limits): p for p in paths}
-        for future in as_completed(futures):
-            result = future.result()
-            results[futures[future]] = result
-            if on_result is not None:
-                on_result(result)
+        pending = set()
+        for test in tests:
+            if isinstance(test, TestResult):
+                results[test.path] = test
+                if on_result is not None:
+                    on_result(test)
+            else:
+                pending.add(pool.submit(run_parsed_test, test, compiler, limits, stop))
+        while pending and not stop.is_set():
+            done, pending = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
+            for future in done:
+                result = future.result()
+                if result is not None:
+                    results[result.path] = result
+                    if on_result is not None:
+                        on_result(result)
     finally:
-        # On an interrupt, start nothing new; the running tests end by their own deadlines.
+        stop.set()  # on an interrupt or an error here: kill what runs, start nothing new
         pool.shutdown(wait=True, cancel_futures=True)
-    return [results[p] for p in paths]
+    return [results[p] for p in dict.fromkeys(paths) if p in results]
