@@ -20,14 +20,10 @@ from .uop import UOp
 
 NAME = re.compile(r"%[A-Za-z0-9_.]+")
 OP_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
-# re.ASCII: the grammar's digits are 0-9 only; a bare \d also matches other scripts' digits (٣),
-# which int() and Fraction() would then read as numbers.
-TYPE = re.compile(r"([a-z0-9]+)(?:\[(\d+(?:,\d+)*)\])?", re.ASCII)
-INT = re.compile(r"-?(?:0x[0-9A-Fa-f]+|\d+)", re.ASCII)
-DECIMAL = re.compile(
-    r"-?(?:\d+\.\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)", re.ASCII
-)
-HEXFLOAT = re.compile(r"(-?)0x([0-9A-Fa-f]+)(?:\.([0-9A-Fa-f]*))?p([+-]?\d+)", re.ASCII)
+TYPE = re.compile(r"([a-z0-9]+)(?:\[(\d+(?:,\d+)*)\])?")
+INT = re.compile(r"-?(?:0x[0-9A-Fa-f]+|\d+)")
+DECIMAL = re.compile(r"-?(?:\d+\.\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)")
+HEXFLOAT = re.compile(r"(-?)0x([0-9A-Fa-f]+)(?:\.([0-9A-Fa-f]*))?p([+-]?\d+)")
 ARG_TOKEN = re.compile(r"[ \t]*(\(|\)|,|[^ \t(),]+)")
 BLANKS = re.compile(r"[ \t]+")
 BAD_SPACE = re.compile(r"[^\S \t]")  # whitespace other than space and tab
@@ -100,6 +96,8 @@ def _clamp_exponent(exponent: int, digits: int) -> int:
 
 def parse_literal(text: str, line: int) -> Any:
     """One atom of an argument: an int, a FloatLiteral, a bool, or a WORD (an Op)."""
+    if not text.isascii():  # \d, int() and Fraction() would read other scripts' digits (٣)
+        raise ParseError(f"bad literal '{text}'", line)
     if text in ("true", "false"):
         return text == "true"
     if INT.fullmatch(text):
@@ -172,7 +170,7 @@ def parse_argument(text: str, line: int) -> Any:
 
 def parse_type(text: str, line: int) -> Type:
     match = TYPE.fullmatch(text)
-    if not match or match.group(1) not in DTYPES:
+    if not match or not text.isascii() or match.group(1) not in DTYPES:  # dims are 0-9 only
         raise ParseError(f"bad type '{text}'", line)
     dims = tuple(int(d) for d in match.group(2).split(",")) if match.group(2) else ()
     if any(d < 1 for d in dims):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from uir.core.errors import UsageError
 
-from . import commands, mutants, report
+from . import commands, guide, mutants, report
 from .forkserver import ForkServer
 from .harness import (
     Compiler,
@@ -142,8 +142,12 @@ def test(args: argparse.Namespace) -> int:
     interrupted = signal.Signals(received[0]).name if received else None
     mode = isolation.mode if isolation is not None else report.TRUSTED
     failures = [r for r in results if not r.passed]
-    text = [report.failure_details(r) for r in failures]
+    guides = guide.guides_for(tests)
+    text = [
+        "\n".join([report.failure_details(r), *guide.details(guides.get(r.path))]) for r in failures
+    ]
     text.append(report.summary_table(results, compiler.command, duration))
+    text += guide.grouped_summary([r.path for r in failures], guides)
     if interrupted:
         text.append(f"interrupted by {interrupted}: {len(tests) - len(results)} tests not run")
     print("\n".join(text))
@@ -151,6 +155,7 @@ def test(args: argparse.Namespace) -> int:
         document = report.json_report(
             results, compiler.command, limits, args.jobs, duration, mode, len(tests), interrupted
         )
+        guide.annotate(document, guides)
         _write(args.json, document)
     if received:
         return 128 + received[0]
@@ -233,4 +238,23 @@ def plant_and_run(args: argparse.Namespace) -> int:
             args.json,
             report.mutants_json(run, str(suite), str(mutants_file), str(root), command, duration),
         )
+    if args.record and not (run.bad_tests or run.baseline_failures):
+        _record(suite, mutants_file, run)
     return 0 if run.ok else NOT_PASSED
+
+
+def _record(suite: Path, mutants_file: Path, run: mutants.MutantsRun) -> None:
+    """`--record`: SUITE/caught.toml updated with the tests that caught the bugs of this run."""
+    caught: dict[str, list[str]] = {}
+    for result in run.mutants:
+        for test in result.catching:
+            caught.setdefault(Path(test.path).stem, []).append(result.mutant.name)
+    record = guide.merged_catches(
+        guide.load_caught(suite), caught, (m.mutant.name for m in run.mutants)
+    )
+    path = suite / guide.CAUGHT_FILE
+    try:
+        path.write_text(guide.caught_toml(record, str(suite), mutants_file.name), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    print(f"recorded what each test catches in {path}", file=sys.stderr)
