@@ -209,6 +209,8 @@ def plant_and_run(args: argparse.Namespace) -> int:
     def on_mutant(result: mutants.MutantResult) -> None:
         progress.finish()  # the baseline's, the first time
         print(report.mutant_line(result), file=sys.stderr, flush=True)
+        if args.record:  # bug by bug, so that a long run cut short keeps what it found
+            _record(suite, mutants_file, result)
 
     began = time.monotonic()
     run = mutants.run_mutants(
@@ -238,20 +240,16 @@ def plant_and_run(args: argparse.Namespace) -> int:
             args.json,
             report.mutants_json(run, str(suite), str(mutants_file), str(root), command, duration),
         )
-    if args.record and not (run.bad_tests or run.baseline_failures):
-        _record(suite, mutants_file, run)
     return 0 if run.ok else NOT_PASSED
 
 
-def _record(suite: Path, mutants_file: Path, run: mutants.MutantsRun) -> None:
-    """`--record`: SUITE/caught.toml updated with the tests that caught the bugs of this run."""
-    caught: dict[str, list[str]] = {}
-    for result in run.mutants:
-        for test in result.catching:
-            caught.setdefault(Path(test.path).stem, []).append(result.mutant.name)
-    record = guide.merged_catches(
-        guide.load_caught(suite), caught, (m.mutant.name for m in run.mutants)
-    )
+def _record(suite: Path, mutants_file: Path, result: mutants.MutantResult) -> None:
+    """`--record`: SUITE/caught.toml updated with the tests that caught one bug (the baseline
+    passed, or no bug would have run)."""
+    if result.status is mutants.Status.DOES_NOT_APPLY:
+        return
+    caught = {Path(test.path).stem: [result.mutant.name] for test in result.catching}
+    record = guide.merged_catches(guide.load_caught(suite), caught, [result.mutant.name])
     path = suite / guide.CAUGHT_FILE
     try:
         path.write_text(guide.caught_toml(record, str(suite), mutants_file.name), encoding="utf-8")

@@ -194,7 +194,7 @@ def grouped_summary(failed: Sequence[str], guides: Mapping[str, Guide]) -> list[
     members: dict[str, list[str]] = {}
     for path in failed:
         members.setdefault(topic_of(path, guides), []).append(Path(path).stem)
-    lines = [f"not passed, by topic ({len(members)} topics):"]
+    lines = [f"not passed, by topic ({len(members)} topic{'s' if len(members) > 1 else ''}):"]
     width = max(len(t) for t in members) + 2
     for topic, count in topic_counts(topic_of(p, guides) for p in failed):
         names = members[topic]
