@@ -114,7 +114,7 @@ def test_a_failing_test_shows_its_guide_and_the_failures_are_grouped_by_topic(
     assert last == ["not passed, by topic (1 topic):", "ADD of ints 1 test add"]
     entry = json.loads(report.read_text())["tests"][0]
     assert entry["guide"]["topic"] == "ADD of ints"
-    assert entry["guide"]["catches"] == ["add-subtracts"]
+    assert entry["guide"]["catches"] == [{"name": "add-subtracts", "description": ""}]
     assert "two plus three is five" in entry["guide"]["explanation"]
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from uir.cli.grading.guide import (
+    Catch,
     Guide,
     annotate,
     caught_toml,
@@ -62,7 +63,7 @@ def test_malformed_guide_lines_are_errors(line):
 
 
 def test_caught_toml_round_trips_and_names_that_need_quotes_are_quoted(tmp_path):
-    record = {"idiv_negative": ("floor-division", "python-modulo"), "odd name": ("x",)}
+    record = {"idiv_negative": ("floor-division", "python-modulo"), 'odd "name"': ("x\\y",)}
     (tmp_path / "caught.toml").write_text(caught_toml(record, "suite", "mutants.toml"))
     assert load_caught(tmp_path) == record
 
@@ -83,16 +84,21 @@ def test_recording_replaces_the_run_bugs_entries_and_keeps_the_others():
 def test_guide_for_reads_the_suite_record(tmp_path):
     test = tmp_path / "idiv_negative.uir"
     test.write_text(IDIV_TEST)
-    (tmp_path / "caught.toml").write_text('[tests]\nidiv_negative = ["floor-division"]\n')
+    (tmp_path / "caught.toml").write_text('[tests]\nidiv_negative = ["floor-division", "x"]\n')
+    (tmp_path / "mutants.toml").write_text(
+        '[[mutant]]\nname = "floor-division"\ndescription = "IDIV floors"\n'
+    )
     guide = guide_for(str(test))
-    assert guide is not None and guide.catches == ("floor-division",)
+    assert guide is not None
+    assert guide.catches == (Catch("floor-division", "IDIV floors"), Catch("x", ""))
     assert details(guide) == [
         "  topic: IDIV rounding",
         "  about this test:",
         "    -7 / 2 = -3.5, truncated toward zero: -3",
         "    (floor division would give -4)",
         "  known to catch these mistakes (planted bugs of `uir mutants`):",
-        "    floor-division",
+        "    floor-division: IDIV floors",
+        "    x",
     ]
 
 
@@ -117,14 +123,14 @@ def test_the_json_report_carries_the_guide_and_the_topics():
             {"path": "s/c.uir", "name": "c", "verdict": "wrong-exit"},
         ]
     }
-    guides = {"s/a.uir": Guide(("why",), ("bounds.add",), "bounds.add", ("bug",))}
+    guides = {"s/a.uir": Guide(("why",), ("bounds.add",), "bounds.add", (Catch("bug", "b"),))}
     annotate(document, guides)
     first, second, third = document["tests"]
     assert first["guide"] == {
         "topic": "bounds.add",
         "pins": ["bounds.add"],
         "explanation": ["why"],
-        "catches": ["bug"],
+        "catches": [{"name": "bug", "description": "b"}],
     }
     assert second["guide"] is None and third["guide"] is None
     assert document["topics"] == [

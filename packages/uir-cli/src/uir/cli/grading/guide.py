@@ -9,11 +9,13 @@ guide's own, which the grader otherwise treats as free text:
 
 The other comments of the block are the test's explanation. A test without a topic is grouped
 under the first rule it pins, else under its file name's first word (`idiv_by_zero` -> `idiv`).
-What each test catches is recorded per suite, in SUITE/caught.toml, by `uir mutants --record`.
+What each test catches is recorded per suite, in SUITE/caught.toml, by `uir mutants --record`;
+each bug's description comes from the suite's mutants files (SUITE/mutants*.toml).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,13 +32,36 @@ CAUGHT_FILE = "caught.toml"
 
 
 @dataclass(frozen=True)
+class Catch:
+    """A planted bug a test is known to catch."""
+
+    name: str
+    description: str  # empty when no mutants file of the suite describes it
+
+
+@dataclass(frozen=True)
+class Suite:
+    """What a suite directory records about its tests: test -> bugs caught, bug -> description."""
+
+    caught: Mapping[str, Sequence[str]]
+    descriptions: Mapping[str, str]
+
+    @staticmethod
+    def load(directory: Path) -> Suite:
+        return Suite(load_caught(directory), load_descriptions(directory))
+
+    def catches(self, test: str) -> tuple[Catch, ...]:
+        return tuple(Catch(b, self.descriptions.get(b, "")) for b in self.caught.get(test, ()))
+
+
+@dataclass(frozen=True)
 class Guide:
     """What the guide says about one test."""
 
     explanation: tuple[str, ...]  # the leading comments that are not directives
     pins: tuple[str, ...]
     topic: str
-    catches: tuple[str, ...] = ()  # the planted bugs this test is known to catch
+    catches: tuple[Catch, ...] = ()  # the planted bugs this test is known to catch
 
 
 def read_guide(text: str, path: str) -> Guide:
@@ -73,29 +98,29 @@ def _prefix(name: str) -> str:
     return name.split("_", 1)[0]
 
 
-def guide_for(path: str, caught: Mapping[str, Sequence[str]] | None = None) -> Guide | None:
+def guide_for(path: str, suite: Suite | None = None) -> Guide | None:
     """The guide to the test at `path`, with what it catches; None when the file cannot be read
-    or its guide lines are malformed (the test is then reported as bad by the grader anyway)."""
+    or its guide lines are malformed (the test itself still runs and is judged as usual)."""
     try:
         text = Path(path).read_bytes().decode("utf-8", errors="surrogateescape")
         guide = read_guide(text, path)
     except (OSError, TestFileError):
         return None
-    if caught is None:
-        caught = load_caught(Path(path).parent)
-    catches = tuple(caught.get(Path(path).stem, ()))
+    if suite is None:
+        suite = Suite.load(Path(path).parent)
+    catches = suite.catches(Path(path).stem)
     return Guide(guide.explanation, guide.pins, guide.topic, catches)
 
 
 def guides_for(paths: Iterable[str]) -> dict[str, Guide]:
     """The guide to every test of `paths` that has one, reading each suite's caught.toml once."""
-    suites: dict[Path, dict[str, tuple[str, ...]]] = {}
+    suites: dict[Path, Suite] = {}
     guides: dict[str, Guide] = {}
     for path in paths:
-        suite = Path(path).parent
-        if suite not in suites:
-            suites[suite] = load_caught(suite)
-        guide = guide_for(path, suites[suite])
+        directory = Path(path).parent
+        if directory not in suites:
+            suites[directory] = Suite.load(directory)
+        guide = guide_for(path, suites[directory])
         if guide is not None:
             guides[path] = guide
     return guides
@@ -117,6 +142,21 @@ def load_caught(suite: Path) -> dict[str, tuple[str, ...]]:
     }
 
 
+def load_descriptions(suite: Path) -> dict[str, str]:
+    """Bug name -> description, from every SUITE/mutants*.toml that can be read."""
+    descriptions: dict[str, str] = {}
+    for path in sorted(suite.glob("mutants*.toml")):
+        try:
+            with open(path, "rb") as stream:
+                bugs = tomllib.load(stream).get("mutant", [])
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+        for bug in bugs if isinstance(bugs, list) else []:
+            if isinstance(bug, dict) and isinstance(bug.get("name"), str):
+                descriptions[bug["name"]] = str(bug.get("description", ""))
+    return descriptions
+
+
 def caught_toml(catching: Mapping[str, Sequence[str]], suite: str, mutants_file: str) -> str:
     """The text of SUITE/caught.toml: for each test, in name order, the bugs it catches."""
     lines = [
@@ -127,13 +167,13 @@ def caught_toml(catching: Mapping[str, Sequence[str]], suite: str, mutants_file:
         "[tests]",
     ]
     for test in sorted(catching):
-        bugs = ", ".join(f'"{b}"' for b in catching[test])
+        bugs = ", ".join(json.dumps(b) for b in catching[test])
         lines.append(f"{_toml_key(test)} = [{bugs}]")
     return "\n".join(lines) + "\n"
 
 
 def _toml_key(name: str) -> str:
-    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else '"' + name.replace('"', '\\"') + '"'
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
 
 
 def topic_counts(topics: Iterable[str]) -> list[tuple[str, int]]:
@@ -178,7 +218,10 @@ def details(guide: Guide | None) -> list[str]:
         lines += [f"    {shown(line)}" for line in guide.explanation]
     if guide.catches:
         lines.append("  known to catch these mistakes (planted bugs of `uir mutants`):")
-        lines += [f"    {bug}" for bug in guide.catches]
+        lines += [
+            f"    {shown(c.name)}: {shown(c.description)}" if c.description else f"    {c.name}"
+            for c in guide.catches
+        ]
     return lines
 
 
@@ -213,7 +256,7 @@ def guide_entry(guide: Guide | None) -> dict[str, object] | None:
         "topic": guide.topic,
         "pins": list(guide.pins),
         "explanation": list(guide.explanation),
-        "catches": list(guide.catches),
+        "catches": [{"name": c.name, "description": c.description} for c in guide.catches],
     }
 
 
