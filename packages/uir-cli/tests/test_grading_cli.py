@@ -58,6 +58,7 @@ def test_failures_exit_5_and_show_expected_and_actual(
         "tolerance_ulp",
         "stderr",
         "duration_s",
+        "guide",  # spec/grading.md section 11
     }
 
 
