@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from uir.cli.grading.guide import (
     caught_toml,
     details,
     grouped_summary,
+    guide_entry,
     guide_for,
     load_caught,
     merged_catches,
@@ -100,6 +102,19 @@ def test_guide_for_reads_the_suite_record(tmp_path):
         "    floor-division: IDIV floors",
         "    x",
     ]
+
+
+def test_bytes_that_are_not_utf8_reach_the_guide_as_replacement_characters(tmp_path):
+    test = tmp_path / "t.uir"
+    test.write_bytes(b"# expect-exit: 2\n# bad byte \xff here\n%a = CONST i32 1\n")
+    guide = guide_for(str(test))
+    assert guide is not None and guide.explanation == ("bad byte \ufffd here",)
+    json.dumps(guide_entry(guide), ensure_ascii=False).encode("utf-8")  # the report can hold it
+
+
+def test_a_long_list_of_catches_is_cut_short_in_the_details():
+    guide = Guide((), (), "t", tuple(Catch(f"bug{i}", "") for i in range(7)))
+    assert details(guide)[-3:] == ["    bug3", "    bug4", "    ... and 2 more"]
 
 
 def test_failures_are_grouped_by_topic_largest_first():

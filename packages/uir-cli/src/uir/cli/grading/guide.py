@@ -1,4 +1,4 @@
-"""The guide to a failing test (spec/grading.md, "The guide"): what the test is about, in its own
+"""The guide to a failing test (spec/grading.md section 11): what the test is about, in its own
 words, which rule or topic it belongs to, and which planted bugs it is known to catch.
 
 A test's leading comment block holds, besides the grader's directives (testfile.py), two of the
@@ -15,6 +15,7 @@ each bug's description comes from the suite's mutants files (SUITE/mutants*.toml
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import tomllib
@@ -102,14 +103,15 @@ def guide_for(path: str, suite: Suite | None = None) -> Guide | None:
     """The guide to the test at `path`, with what it catches; None when the file cannot be read
     or its guide lines are malformed (the test itself still runs and is judged as usual)."""
     try:
-        text = Path(path).read_bytes().decode("utf-8", errors="surrogateescape")
+        # Bytes that are not UTF-8 (a test may hold some) become U+FFFD: the guide is shown and
+        # written to the JSON report, which must stay valid UTF-8.
+        text = Path(path).read_bytes().decode("utf-8", errors="replace")
         guide = read_guide(text, path)
     except (OSError, TestFileError):
         return None
     if suite is None:
         suite = Suite.load(Path(path).parent)
-    catches = suite.catches(Path(path).stem)
-    return Guide(guide.explanation, guide.pins, guide.topic, catches)
+    return dataclasses.replace(guide, catches=suite.catches(Path(path).stem))
 
 
 def guides_for(paths: Iterable[str]) -> dict[str, Guide]:
@@ -206,6 +208,8 @@ def merged_catches(
 
 # How many tests of a topic the grouped summary names before it says "and N more".
 NAMED_PER_TOPIC = 3
+# How many caught bugs a failed test's details list (the JSON report has them all).
+SHOWN_CATCHES = 5
 
 
 def details(guide: Guide | None) -> list[str]:
@@ -220,8 +224,10 @@ def details(guide: Guide | None) -> list[str]:
         lines.append("  known to catch these mistakes (planted bugs of `uir mutants`):")
         lines += [
             f"    {shown(c.name)}: {shown(c.description)}" if c.description else f"    {c.name}"
-            for c in guide.catches
+            for c in guide.catches[:SHOWN_CATCHES]
         ]
+        if len(guide.catches) > SHOWN_CATCHES:
+            lines.append(f"    ... and {len(guide.catches) - SHOWN_CATCHES} more")
     return lines
 
 
