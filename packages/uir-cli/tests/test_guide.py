@@ -66,7 +66,7 @@ def test_malformed_guide_lines_are_errors(line):
 
 def test_caught_toml_round_trips_and_names_that_need_quotes_are_quoted(tmp_path):
     record = {"idiv_negative": ("floor-division", "python-modulo"), 'odd "name"': ("x\\y",)}
-    (tmp_path / "caught.toml").write_text(caught_toml(record, "suite", "mutants.toml"))
+    (tmp_path / "caught.toml").write_text(caught_toml(record))
     assert load_caught(tmp_path) == record
 
 

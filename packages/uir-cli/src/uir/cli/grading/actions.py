@@ -210,7 +210,7 @@ def plant_and_run(args: argparse.Namespace) -> int:
         progress.finish()  # the baseline's, the first time
         print(report.mutant_line(result), file=sys.stderr, flush=True)
         if args.record:  # bug by bug, so that a long run cut short keeps what it found
-            _record(suite, mutants_file, result)
+            _record(suite, result)
 
     began = time.monotonic()
     run = mutants.run_mutants(
@@ -243,7 +243,7 @@ def plant_and_run(args: argparse.Namespace) -> int:
     return 0 if run.ok else NOT_PASSED
 
 
-def _record(suite: Path, mutants_file: Path, result: mutants.MutantResult) -> None:
+def _record(suite: Path, result: mutants.MutantResult) -> None:
     """`--record`: SUITE/caught.toml updated with the tests that caught one bug (the baseline
     passed, or no bug would have run)."""
     if result.status is mutants.Status.DOES_NOT_APPLY:
@@ -252,7 +252,7 @@ def _record(suite: Path, mutants_file: Path, result: mutants.MutantResult) -> No
     record = guide.merged_catches(guide.load_caught(suite), caught, [result.mutant.name])
     path = suite / guide.CAUGHT_FILE
     try:
-        path.write_text(guide.caught_toml(record, str(suite), mutants_file.name), encoding="utf-8")
+        path.write_text(guide.caught_toml(record), encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
     print(f"recorded what each test catches in {path}", file=sys.stderr)

@@ -159,12 +159,12 @@ def load_descriptions(suite: Path) -> dict[str, str]:
     return descriptions
 
 
-def caught_toml(catching: Mapping[str, Sequence[str]], suite: str, mutants_file: str) -> str:
+def caught_toml(catching: Mapping[str, Sequence[str]]) -> str:
     """The text of SUITE/caught.toml: for each test, in name order, the bugs it catches."""
     lines = [
-        f"# Written by `uir mutants {suite} --record` from the planted bugs of {mutants_file}:",
-        "# for each test, the planted bugs it catches (spec/grading.md, 'The guide').",
-        "# Do not edit by hand; record again after changing the suite or its planted bugs.",
+        "# Written by `uir mutants SUITE --record`: for each test, the planted bugs of the suite's",
+        "# mutants files that it catches (spec/grading.md section 11). Not edited by hand: record",
+        "# again after changing the suite or its planted bugs.",
         "",
         "[tests]",
     ]
