@@ -111,8 +111,13 @@ def test_a_failing_test_shows_its_guide_and_the_failures_are_grouped_by_topic(
     assert (
         "  known to catch these mistakes (planted bugs of `uir mutants`):\n    add-subtracts" in out
     )
-    last = [" ".join(line.split()) for line in out.rstrip("\n").split("\n")[-2:]]
-    assert last == ["not passed, by topic (1 topic):", "ADD of ints 1 test add"]
+    last = [" ".join(line.split()) for line in out.rstrip("\n").split("\n")[-4:]]
+    assert last == [
+        "not passed, by topic (1 topic):",
+        "ADD of ints 1 test add",
+        "mistakes that fit (every test that catches these planted bugs did not pass):",
+        "add-subtracts (1 test)",
+    ]
     entry = json.loads(report.read_text())["tests"][0]
     assert entry["guide"]["topic"] == "ADD of ints"
     assert entry["guide"]["catches"] == [{"name": "add-subtracts", "description": ""}]

@@ -12,12 +12,14 @@ import pytest
 from uir.cli.grading.guide import (
     Catch,
     Guide,
+    Mistake,
     annotate,
     caught_toml,
     details,
     grouped_summary,
     guide_entry,
     guide_for,
+    likely_mistakes,
     load_caught,
     merged_catches,
     read_guide,
@@ -117,6 +119,27 @@ def test_a_long_list_of_catches_is_cut_short_in_the_details():
     assert details(guide)[-3:] == ["    bug3", "    bug4", "    ... and 2 more"]
 
 
+def test_the_mistakes_that_fit_are_the_bugs_all_of_whose_catching_tests_failed(tmp_path):
+    (tmp_path / "caught.toml").write_text(
+        "[tests]\n"
+        'a = ["floor-division", "xor-as-or"]\n'
+        'b = ["floor-division"]\n'
+        'c = ["xor-as-or", "no-wrap"]\n'
+        'd = ["no-wrap"]\n'
+    )
+    (tmp_path / "mutants.toml").write_text(
+        '[[mutant]]\nname = "floor-division"\ndescription = "IDIV floors"\n'
+    )
+    ran = [str(tmp_path / f"{t}.uir") for t in "abcd"]
+    a, b, _, d = ran
+    # a and b fail: floor-division fits (both its tests failed); xor-as-or does not (c passed)
+    assert likely_mistakes(ran, [a, b]) == [Mistake("floor-division", "IDIV floors", (a, b))]
+    # only the tests that ran count: with c not run, xor-as-or fits a's failure too
+    fits = likely_mistakes([a, b, d], [a, b])
+    assert [(m.name, len(m.tests)) for m in fits] == [("floor-division", 2), ("xor-as-or", 1)]
+    assert likely_mistakes(ran, []) == []
+
+
 def test_failures_are_grouped_by_topic_largest_first():
     guides = {f"s/x{i}.uir": Guide((), (), "XOR not implemented") for i in range(5)}
     guides["s/i.uir"] = Guide((), (), "IDIV rounding")
@@ -139,7 +162,8 @@ def test_the_json_report_carries_the_guide_and_the_topics():
         ]
     }
     guides = {"s/a.uir": Guide(("why",), ("bounds.add",), "bounds.add", (Catch("bug", "b"),))}
-    annotate(document, guides)
+    mistakes = [Mistake("bug", "b", ("s/a.uir",))]
+    annotate(document, guides, mistakes)
     first, second, third = document["tests"]
     assert first["guide"] == {
         "topic": "bounds.add",
@@ -152,6 +176,7 @@ def test_the_json_report_carries_the_guide_and_the_topics():
         {"topic": "bounds.add", "not_passed": 1, "tests": ["a"]},
         {"topic": "c", "not_passed": 1, "tests": ["c"]},
     ]
+    assert document["likely_mistakes"] == [{"name": "bug", "description": "b", "tests": ["a"]}]
 
 
 @pytest.mark.parametrize("suite", SUITES, ids=[s.name for s in SUITES])

@@ -147,7 +147,10 @@ def test(args: argparse.Namespace) -> int:
         "\n".join([report.failure_details(r), *guide.details(guides.get(r.path))]) for r in failures
     ]
     text.append(report.summary_table(results, compiler.command, duration))
-    text += guide.grouped_summary([r.path for r in failures], guides)
+    failed = [r.path for r in failures]
+    mistakes = guide.likely_mistakes([r.path for r in results], failed)
+    text += guide.grouped_summary(failed, guides)
+    text += guide.mistakes_summary(mistakes)
     if interrupted:
         text.append(f"interrupted by {interrupted}: {len(tests) - len(results)} tests not run")
     print("\n".join(text))
@@ -155,7 +158,7 @@ def test(args: argparse.Namespace) -> int:
         document = report.json_report(
             results, compiler.command, limits, args.jobs, duration, mode, len(tests), interrupted
         )
-        guide.annotate(document, guides)
+        guide.annotate(document, guides, mistakes)
         _write(args.json, document)
     if received:
         return 128 + received[0]

@@ -266,9 +266,57 @@ def guide_entry(guide: Guide | None) -> dict[str, object] | None:
     }
 
 
-def annotate(document: dict[str, object], guides: Mapping[str, Guide]) -> None:
-    """Add the guide to a `uir test` JSON report: each test's `guide`, and `topics`, the tests
-    that did not pass grouped by topic (largest group first)."""
+@dataclass(frozen=True)
+class Mistake:
+    """A planted bug that fits the failures: every test that ran and catches it failed."""
+
+    name: str
+    description: str
+    tests: tuple[str, ...]  # the tests that catch it, all of which failed
+
+
+# How many fitting mistakes the summary lists (the JSON report has them all).
+SHOWN_MISTAKES = 10
+
+
+def likely_mistakes(ran: Sequence[str], failed: Sequence[str]) -> list[Mistake]:
+    """The planted bugs every one of whose catching tests (among those that ran) failed, most
+    tests first: the classic mistakes that would explain these failures."""
+    failed_set = set(failed)
+    catching: dict[tuple[Path, str], list[str]] = {}
+    suites: dict[Path, Suite] = {}
+    for path in ran:
+        directory = Path(path).parent
+        if directory not in suites:
+            suites[directory] = Suite.load(directory)
+        for bug in suites[directory].caught.get(Path(path).stem, ()):
+            catching.setdefault((directory, bug), []).append(path)
+    mistakes = [
+        Mistake(bug, suites[directory].descriptions.get(bug, ""), tuple(tests))
+        for (directory, bug), tests in catching.items()
+        if failed_set.issuperset(tests)
+    ]
+    return sorted(mistakes, key=lambda m: (-len(m.tests), m.name))
+
+
+def mistakes_summary(mistakes: Sequence[Mistake]) -> list[str]:
+    if not mistakes:
+        return []
+    lines = ["mistakes that fit (every test that catches these planted bugs did not pass):"]
+    for m in mistakes[:SHOWN_MISTAKES]:
+        plural = "test" if len(m.tests) == 1 else "tests"
+        about = f": {shown(m.description)}" if m.description else ""
+        lines.append(f"  {shown(m.name)} ({len(m.tests)} {plural}){about}")
+    if len(mistakes) > SHOWN_MISTAKES:
+        lines.append(f"  ... and {len(mistakes) - SHOWN_MISTAKES} more")
+    return lines
+
+
+def annotate(
+    document: dict[str, object], guides: Mapping[str, Guide], mistakes: Sequence[Mistake]
+) -> None:
+    """Add the guide to a `uir test` JSON report: each test's `guide`; `topics`, the tests that
+    did not pass grouped by topic (largest group first); and `likely_mistakes`."""
     tests = document["tests"]
     assert isinstance(tests, list)
     failed: dict[str, list[str]] = {}
@@ -280,4 +328,8 @@ def annotate(document: dict[str, object], guides: Mapping[str, Guide]) -> None:
     document["topics"] = [
         {"topic": topic, "not_passed": count, "tests": failed[topic]}
         for topic, count in topic_counts(t for t, names in failed.items() for _ in names)
+    ]
+    document["likely_mistakes"] = [
+        {"name": m.name, "description": m.description, "tests": [Path(t).stem for t in m.tests]}
+        for m in mistakes
     ]
