@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from uir.cli.grading.guide import load_caught
 from uir.cli.main import main
 
 HERE = Path(__file__).resolve().parent
@@ -57,6 +58,7 @@ def test_failures_exit_5_and_show_expected_and_actual(
         "tolerance_ulp",
         "stderr",
         "duration_s",
+        "guide",  # spec/grading.md section 12
     }
 
 
@@ -87,6 +89,39 @@ def test_the_fork_server_gives_the_same_verdicts(capsys: pytest.CaptureFixture[s
 def test_usage_errors_exit_1(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 1
     assert "error" in capsys.readouterr().err
+
+
+def test_a_failing_test_shows_its_guide_and_the_failures_are_grouped_by_topic(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    text = (SUITE / "add.uir").read_text()
+    lines = text.split("\n")
+    first_statement = next(i for i, line in enumerate(lines) if line.startswith("%"))
+    lines[first_statement:first_statement] = ["# topic: ADD of ints", "# two plus three is five"]
+    (suite / "add.uir").write_text("\n".join(lines))
+    (suite / "caught.toml").write_text('[tests]\nadd = ["add-subtracts"]\n')
+    report = tmp_path / "report.json"
+    command = f"{sys.executable} {FAKE} answer-6"
+    assert main(["test", str(suite), "--compiler", command, "--json", str(report)]) == 5
+    out = capsys.readouterr().out
+    about = "  about this test:\n    2 + 3, worked out by hand.\n    two plus three is five\n"
+    assert "  topic: ADD of ints\n" + about in out
+    assert (
+        "  known to catch these mistakes (planted bugs of `uir mutants`):\n    add-subtracts" in out
+    )
+    last = [" ".join(line.split()) for line in out.rstrip("\n").split("\n")[-4:]]
+    assert last == [
+        "not passed, by topic (1 topic):",
+        "ADD of ints 1 test add",
+        "mistakes that fit (every test that catches these planted bugs did not pass):",
+        "add-subtracts (1 test)",
+    ]
+    entry = json.loads(report.read_text())["tests"][0]
+    assert entry["guide"]["topic"] == "ADD of ints"
+    assert entry["guide"]["catches"] == [{"name": "add-subtracts", "description": ""}]
+    assert "two plus three is five" in entry["guide"]["explanation"]
 
 
 def test_an_empty_directory_has_no_tests(tmp_path: Path) -> None:
@@ -123,7 +158,8 @@ replace = '''
     report = tmp_path / "mutants.json"
     # --root: the suite lives outside the repository whose sources are planted in.
     root = str(HERE.parents[2])
-    argv = ["mutants", str(suite), "--root", root, "--json", str(report)]
+    (suite / "caught.toml").write_text('[tests]\nadd = ["bug-of-another-file"]\n')
+    argv = ["mutants", str(suite), "--root", root, "--record", "--json", str(report)]
     assert main(argv) == 5
     out = capsys.readouterr().out
     assert "caught 1 of 2 planted bugs (1 not caught, 0 do not apply)" in out
@@ -134,4 +170,6 @@ replace = '''
     assert first["status"] == "caught"
     assert [c["path"] for c in first["caught_by"]] == [str(suite / "add.uir")]
     assert second["status"] == "not-caught" and second["caught_by"] == []
+    # --record: what each test caught, other mutants files' entries kept
+    assert load_caught(suite) == {"add": ("bug-of-another-file", "add-subtracts")}
     assert main([*argv[:-2], "--only", "add-subtracts"]) == 0

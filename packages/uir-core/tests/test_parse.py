@@ -118,6 +118,11 @@ def test_dead_statements_parse_but_stay_out_of_the_graph():
         (["%a = CONST i32 1.2.3", "%o = SINK void %a"], 1, "bad literal '1.2.3'"),
         (["%a = CONST f32 0X1p1", "%o = SINK void %a"], 1, "bad literal"),
         (["%a = CONST f32 0x1P1", "%o = SINK void %a"], 1, "bad literal"),
+        # digits are 0-9 only: Arabic-Indic three and one-point-five are no numbers
+        (["%a = CONST i32 \u0663", "%o = SINK void %a"], 1, "bad literal"),
+        (["%a = CONST f32 \u0661.\u0665", "%o = SINK void %a"], 1, "bad literal"),
+        (["%a = CONST f32 0x1p\u0663", "%o = SINK void %a"], 1, "bad literal"),
+        (["%a = CONST i32[\u0663] (1, 2, 3)", "%o = SINK void %a"], 1, "bad type"),
         (["%a = CONST i32 1 2", "%o = SINK void %a"], 1, "unexpected '2'"),
         (["%a = CONST i32 1 %a", "%o = SINK void %a"], 1, "unexpected '%a'"),
         (["%a CONST i32 1", "%o = SINK void %a"], 1, "expected '='"),

@@ -183,6 +183,8 @@ def _int(text: str) -> int | LongInt:
 
 def parse_literal(text: str, line: int) -> Any:
     """One atom of an argument: an int (or LongInt), a FloatLiteral, a bool, or a WORD (an Op)."""
+    if not text.isascii():  # \d, int() and Fraction() would read other scripts' digits (٣)
+        raise ParseError(f"bad literal '{text}'", line)
     if text in ("true", "false"):
         return text == "true"
     if INT.fullmatch(text):
@@ -249,7 +251,7 @@ def parse_argument(text: str, line: int) -> Any:
 
 def parse_type(text: str, line: int) -> Type:
     match = TYPE.fullmatch(text)
-    if not match or match.group(1) not in DTYPES:
+    if not match or not text.isascii() or match.group(1) not in DTYPES:  # dims are 0-9 only
         raise ParseError(f"bad type '{text}'", line)
     dims = tuple(int(d) for d in match.group(2).split(",")) if match.group(2) else ()
     if any(d < 1 for d in dims):

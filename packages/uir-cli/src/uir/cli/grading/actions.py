@@ -18,7 +18,7 @@ from pathlib import Path
 import uir
 from uir.core.errors import UsageError
 
-from . import commands, mutants, report
+from . import commands, guide, mutants, report
 from .forkserver import ForkServer
 from .harness import (
     RENDER_CHECK,
@@ -169,8 +169,15 @@ def test(args: argparse.Namespace) -> int:
     interrupted = signal.Signals(received[0]).name if received else None
     mode = isolation.mode if isolation is not None else report.TRUSTED
     failures = [r for r in results if not r.passed]
-    text = [report.failure_details(r) for r in failures]
+    guides = guide.guides_for(tests)
+    text = [
+        "\n".join([report.failure_details(r), *guide.details(guides.get(r.path))]) for r in failures
+    ]
     text.append(report.summary_table(results, compiler.command, duration))
+    failed = [r.path for r in failures]
+    mistakes = guide.likely_mistakes([r.path for r in results], failed)
+    text += guide.grouped_summary(failed, guides)
+    text += guide.mistakes_summary(mistakes)
     if interrupted:
         text.append(f"interrupted by {interrupted}: {len(tests) - len(results)} tests not run")
     print("\n".join(text))
@@ -178,6 +185,7 @@ def test(args: argparse.Namespace) -> int:
         document = report.json_report(
             results, compiler.command, limits, args.jobs, duration, mode, len(tests), interrupted
         )
+        guide.annotate(document, guides, mistakes)
         _write(args.json, document)
     if received:
         return 128 + received[0]
@@ -231,6 +239,8 @@ def plant_and_run(args: argparse.Namespace) -> int:
     def on_mutant(result: mutants.MutantResult) -> None:
         progress.finish()  # the baseline's, the first time
         print(report.mutant_line(result), file=sys.stderr, flush=True)
+        if args.record:  # bug by bug, so that a long run cut short keeps what it found
+            _record(suite, result)
 
     began = time.monotonic()
     run = mutants.run_mutants(
@@ -261,3 +271,18 @@ def plant_and_run(args: argparse.Namespace) -> int:
             report.mutants_json(run, str(suite), str(mutants_file), str(root), command, duration),
         )
     return 0 if run.ok else NOT_PASSED
+
+
+def _record(suite: Path, result: mutants.MutantResult) -> None:
+    """`--record`: SUITE/caught.toml updated with the tests that caught one bug (the baseline
+    passed, or no bug would have run)."""
+    if result.status is mutants.Status.DOES_NOT_APPLY:
+        return
+    caught = {Path(test.path).stem: [result.mutant.name] for test in result.catching}
+    record = guide.merged_catches(guide.load_caught(suite), caught, [result.mutant.name])
+    path = suite / guide.CAUGHT_FILE
+    try:
+        path.write_text(guide.caught_toml(record), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    print(f"recorded what each test catches in {path}", file=sys.stderr)

@@ -206,4 +206,10 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
         "preloaded one (slower; the same verdicts)",
     )
     planted.add_argument("--json", metavar="FILE", help="also write the JSON report to FILE")
+    planted.add_argument(
+        "--record",
+        action="store_true",
+        help="write what each test catches into SUITE/caught.toml, for the guide that "
+        "`uir test` shows with each failing test (the run's bugs' entries are replaced)",
+    )
     planted.set_defaults(handler=mutants_command)

@@ -66,7 +66,7 @@ class TestFile:
         return self.program.encode("utf-8", errors="surrogateescape")
 
 
-def _comment_body(line: str) -> str | None:
+def comment_body(line: str) -> str | None:
     """The text after `#` of a line without a statement (empty for a blank line), None for a line
     that holds a statement. Lines are split as the parser splits them: at LF, a CR before it
     dropped, blanks being spaces and tabs."""
@@ -85,7 +85,7 @@ def parse_test(text: str, path: str) -> TestFile:
     program = list(lines)
     leading = True
     for number, line in enumerate(lines, start=1):
-        body = _comment_body(line)
+        body = comment_body(line)
         if body is None:
             leading = False
             continue
