@@ -287,6 +287,7 @@ class Theorem:
     divisors: tuple[dict[str, int], ...] | None = None
     signed_only: bool = False
     kind: str = "int"  # the models it is proven in: "int" (i32, u32), "float" (f32), "bool"
+    every_divisor: bool = False  # also proven in exact integers with the divisors symbolic
 
 
 def counterexample(model: Model, theorem: Theorem, fixed: dict[str, int] | None = None):
@@ -476,26 +477,24 @@ CONGRUENT = T(
     lambda m, x, e: (z3.And(m.in_range(e), (e - x) % (2**BITS) == 0), e, x),
     kind="exact",
 )
+# Each with coefficient 1: a multiple m of either side follows by the ring laws ("forms scale").
+# Proven in the exact-integer model of wrapping ints, where Z3 settles a division by a constant
+# at once (in bit-vectors only powers of two are quick).
+ODD_DIVISORS = tuple({"c": c} for c in (1, 2, 3, 4, 7, 12, 1000, -1, -3, -16, 0, MIN))
 RECOMBINE = (
     T(
-        "m*c*(y/c) + m*(y%c) = m*y (total semantics, any y and c)",
-        ("y", "m", "c"),
-        lambda m_, y, m, c: (
-            True,
-            m_.add(m_.mul(m_.mul(m_.idiv(y, c), c), m), m_.mul(m_.mod(y, c), m)),
-            m_.mul(y, m),
-        ),
-        (*DIVISORS, {"c": 0}, {"c": MIN}),
+        "c*(y/c) + y%c = y (total semantics: any y and c)",
+        ("y", "c"),
+        lambda m, y, c: (True, m.add(m.mul(m.idiv(y, c), c), m.mod(y, c)), y),
+        ODD_DIVISORS,
+        kind="exact",
     ),
     T(
-        "s*y - s*c*(y/c) = s*(y%c)",
-        ("y", "s", "c"),
-        lambda m_, y, s, c: (
-            True,
-            m_.sub(m_.mul(y, s), m_.mul(m_.mul(m_.idiv(y, c), c), s)),
-            m_.mul(m_.mod(y, c), s),
-        ),
-        (*DIVISORS, {"c": 0}),
+        "y - c*(y/c) = y%c",
+        ("y", "c"),
+        lambda m, y, c: (True, m.sub(y, m.mul(m.idiv(y, c), c)), m.mod(y, c)),
+        ODD_DIVISORS,
+        kind="exact",
     ),
     T(
         "a*((y/a) % b) + y%a = y % (a*b) for a, b > 0 and a*b fits",
@@ -506,6 +505,7 @@ RECOMBINE = (
             m.mod(y, m.mul(a, b)),
         ),
         tuple({"a": a, "b": b} for a, b in ((2, 2), (4, 3), (3, 5), (16, 16), (65536, 32767))),
+        kind="exact",
     ),
     T(
         "(x/a)/c is x/(a*c) for a, c > 0 with a*c fitting: a quotient by c of x/a",
@@ -515,7 +515,8 @@ RECOMBINE = (
             m.idiv(m.idiv(x, a), c),
             m.idiv(x, m.mul(a, c)),
         ),
-        tuple({"a": a, "c": c} for a, c in ((2, 2), (4, 16), (3, 7))),
+        tuple({"a": a, "c": c} for a, c in ((2, 2), (4, 16), (65536, 32767))),
+        every_divisor=True,
     ),
 )
 
@@ -528,12 +529,14 @@ def _exact_quotient(name: str, op: str) -> Theorem:
             ("q", "c"),
             lambda m, q, c: (z3.And(c != 0, m.mul_fits(q, c)), m.idiv(m.mul(q, c), c), q),
             DIVISORS,
+            every_divisor=True,
         )
     return T(
         name,
         ("q", "c"),
         lambda m, q, c: (z3.And(c != 0, m.mul_fits(q, c)), m.mod(m.mul(q, c), c), m.const(0)),
         DIVISORS,
+        every_divisor=True,
     )
 
 
@@ -554,7 +557,7 @@ def _one_block(m: Model, q, r, f, c) -> z3.BoolRef:
     )
 
 
-SMALL_DIVISORS = tuple({"c": c} for c in (1, 2, 3, 4, 16))
+SMALL_DIVISORS = tuple({"c": c} for c in (1, 2, 3, 4, 7, 16, 1000))
 
 DIVIDE = (
     _exact_quotient("(c*q) / c = q when c*q does not wrap", "div"),
@@ -567,6 +570,7 @@ DIVIDE = (
             m.idiv(y, d),
         ),
         FACTORS,
+        kind="exact",
     ),
     T(
         "(c*q + r) / c = q + f when r lies in [c*f, c*f + c)",
@@ -577,6 +581,7 @@ DIVIDE = (
             m.add(q, f),
         ),
         SMALL_DIVISORS,
+        kind="exact",
     ),
     T(
         "(c*q + r) / c = q + r/c when c > 0, r >= 0, c*q + r >= 0, nothing wraps",
@@ -587,6 +592,7 @@ DIVIDE = (
             m.add(q, m.idiv(r, c)),
         ),
         POSITIVE_DIVISORS,
+        every_divisor=True,
     ),
 )
 REMAINDER = (
@@ -600,6 +606,7 @@ REMAINDER = (
             m.add(m.mul(m.mod(y, d), g), kr),
         ),
         FACTORS,
+        kind="exact",
     ),
     T(
         "(c*q + r) % c = r - c*f when r lies in [c*f, c*f + c)",
@@ -610,12 +617,14 @@ REMAINDER = (
             m.sub(r, m.mul(f, c)),
         ),
         SMALL_DIVISORS,
+        kind="exact",
     ),
     T(
         "(c*q + r) % c = r % c when c > 0, r >= 0, c*q + r >= 0, nothing wraps",
         ("q", "r", "c"),
         lambda m, q, r, c: (_split(m, q, r, c), m.mod(m.add(m.mul(q, c), r), c), m.mod(r, c)),
         POSITIVE_DIVISORS,
+        every_divisor=True,
     ),
 )
 
@@ -669,23 +678,39 @@ def _quotient_below(m, y, bound, d, above: bool):
 
 COMPARE = {
     "x < c, x linear": (
-        T("g*s + k < C is s < ceil((C - k)/g)", ("s", "k", "C", "b", "g"), _lt_form, GCDS, True),
+        T(
+            "g*s + k < C is s < ceil((C - k)/g)",
+            ("s", "k", "C", "b", "g"),
+            _lt_form,
+            GCDS,
+            True,
+            kind="exact",
+        ),
         T(
             "y/d < C is y < C*d (C >= 1) or y < (C-1)*d + 1 (C <= 0)",
             ("y", "C", "d"),
             lambda m, y, C, d: _quotient_below(m, y, C, d, above=False),
             QUOTIENT_DIVISORS,
             True,
+            kind="exact",
         ),
     ),
     "c < x, x linear": (
-        T("C < g*s + k is floor((C - k)/g) < s", ("s", "k", "C", "b", "g"), _gt_form, GCDS, True),
+        T(
+            "C < g*s + k is floor((C - k)/g) < s",
+            ("s", "k", "C", "b", "g"),
+            _gt_form,
+            GCDS,
+            True,
+            kind="exact",
+        ),
         T(
             "C < y/d is T - 1 < y, T the bound of y/d < C + 1",
             ("y", "C", "d"),
             lambda m, y, C, d: _quotient_below(m, y, C, d, above=True),
             QUOTIENT_DIVISORS,
             True,
+            kind="exact",
         ),
     ),
     "x <= c": (
@@ -726,6 +751,7 @@ EQUALS = (
         _eq_form,
         GCDS,
         True,
+        kind="exact",
     ),
 )
 
@@ -980,13 +1006,29 @@ PROOFS: dict[str, tuple[Theorem, ...]] = {
             kind=B,
         ),
     ),
-    "x & ~x": _bool_and_int(
-        "x & (x ^ ones) = 0",
-        lambda m, x, y, o: m.and_(x, m.xor(x, o)),
-        lambda m, x, y, o: m.xor(o, o),
+    "x & ~x": (
+        *_bool_and_int(
+            "x & (x ^ ones) = 0",
+            lambda m, x, y, o: m.and_(x, m.xor(x, o)),
+            lambda m, x, y, o: m.xor(o, o),
+        ),
+        T(
+            "(a < b) & (b <= a), (a <= b) & (b < a), (a == b) & (a != b) are false",
+            ("a", "b"),
+            lambda m, a, b: (True, z3.Or(*(z3.And(p, q) for p, q in _opposites(m, a, b))), False),
+        ),
     ),
-    "x | ~x": _bool_and_int(
-        "x | (x ^ ones) = ones", lambda m, x, y, o: m.or_(x, m.xor(x, o)), lambda m, x, y, o: o
+    "x | ~x": (
+        *_bool_and_int(
+            "x | (x ^ ones) = ones",
+            lambda m, x, y, o: m.or_(x, m.xor(x, o)),
+            lambda m, x, y, o: o,
+        ),
+        T(
+            "(a < b) | (b <= a), (a <= b) | (b < a), (a == b) | (a != b) are true",
+            ("a", "b"),
+            lambda m, a, b: (True, z3.And(*(z3.Or(p, q) for p, q in _opposites(m, a, b))), True),
+        ),
     ),
     "x & (x | y)": _bool_and_int(
         "x & (x | y) = x", lambda m, x, y, o: m.and_(x, m.or_(x, y)), lambda m, x, y, o: x
@@ -1091,6 +1133,7 @@ PROOFS: dict[str, tuple[Theorem, ...]] = {
             ("x", "c"),
             lambda m, x, c: (_below(m, x, c), m.mod(x, c), x),
             DIVISORS,
+            every_divisor=True,
         ),
     ),
     "x / c, |x| < |c|": (
@@ -1099,6 +1142,7 @@ PROOFS: dict[str, tuple[Theorem, ...]] = {
             ("x", "c"),
             lambda m, x, c: (_below(m, x, c), m.idiv(x, c), m.const(0)),
             DIVISORS,
+            every_divisor=True,
         ),
     ),
     # division and remainder of a linear form: the form is x (CONGRUENT), then these
@@ -1115,6 +1159,7 @@ PROOFS: dict[str, tuple[Theorem, ...]] = {
             ),
             NEGATIVE_DIVISORS,
             True,
+            kind="exact",
         ),
     ),
     "(x / c1) / c2": (RECOMBINE[3],),
@@ -1134,6 +1179,7 @@ PROOFS: dict[str, tuple[Theorem, ...]] = {
                 m.idiv(m.add(y, m.mul(k, a)), m.mul(a, b)),
             ),
             tuple({"a": a, "b": b} for a, b in ((2, 2), (4, 3), (3, 16))),
+            kind="exact",
         ),
     ),
     "(x % c1) % c2": (
@@ -1146,6 +1192,7 @@ PROOFS: dict[str, tuple[Theorem, ...]] = {
                 m.mod(x, b),
             ),
             tuple({"a": a, "b": b} for a, b in ((4, 2), (12, 4), (16, 4), (MAX, 1))),
+            every_divisor=True,
         ),
     ),
     **COMPARE,
@@ -1201,6 +1248,11 @@ PROOFS: dict[str, tuple[Theorem, ...]] = {
 }
 
 
+def _opposites(m: Model, a, b) -> list[tuple]:
+    """The pairs of int comparisons _negation treats as each other's NOT."""
+    return [(m.lt(a, b), m.le(b, a)), (m.le(a, b), m.lt(b, a)), (a == b, a != b), (a == b, b != a)]
+
+
 def _fne(a, b) -> z3.BoolRef:
     """CMPNE of floats: true when either is a NaN (uir.md section 4)."""
     return z3.Or(z3.fpIsNaN(a), z3.fpIsNaN(b), z3.Not(z3.fpEQ(a, b)))
@@ -1234,32 +1286,34 @@ def test_a_rule_without_a_theorem_is_caught():
     assert missing_theorems(["x + 0", "a new rule"], PROOFS) == ["a new rule"]
 
 
-def _cases(kinds: tuple[str, ...], exact: bool = False) -> list:
+def _cases(every_divisor: bool = False) -> list:
+    """(model, theorem) pairs: each theorem in the models of its kind, or, with every_divisor,
+    the theorems marked so in exact integers with their divisors left symbolic."""
     models: dict[str, list] = {
-        "int": [Exact(True), Exact(False)] if exact else [BitVec32(True), BitVec32(False)],
-        "float": [] if exact else [Float32()],
-        "bool": [] if exact else [Bool()],
-        "exact": [Exact(True), Exact(False)] if not exact else [],
+        "int": [BitVec32(True), BitVec32(False)],
+        "exact": [Exact(True), Exact(False)],
+        "float": [Float32()],
+        "bool": [Bool()],
     }
     cases = []
     for rule, theorems in PROOFS.items():
         for t in theorems:
-            if t.kind not in kinds or (exact and not t.divisors):
+            if every_divisor and not t.every_divisor:
                 continue
-            for m in models[t.kind]:
+            for m in models["exact"] if every_divisor else models[t.kind]:
                 if m.signed or not t.signed_only:
                     cases.append(pytest.param(m, t, id=f"{m.name}: {rule}: {t.name}"))
     return cases
 
 
-@pytest.mark.parametrize(("model", "theorem"), _cases(("int", "float", "bool", "exact")))
+@pytest.mark.parametrize(("model", "theorem"), _cases())
 def test_rule_holds(model, theorem):
     for fixed in theorem.divisors or ({},):
         if model.signed or min(fixed.values(), default=0) >= 0:
             assert counterexample(model, theorem, fixed) is None, fixed
 
 
-@pytest.mark.parametrize(("model", "theorem"), _cases(("int",), exact=True))
+@pytest.mark.parametrize(("model", "theorem"), _cases(every_divisor=True))
 def test_division_rule_holds_for_every_divisor(model, theorem):
     assert counterexample(model, theorem) is None
 
@@ -1302,6 +1356,9 @@ def bounded(x: UOp, top: int) -> UOp:
 
 
 i, j, k = bounded(p0, 1000), bounded(p1, 3), bounded(p2, 3)
+_true = UOp(Op.CONST, op(Op.CMPLT, p0, p1).type, (), True)
+_false = UOp(Op.CONST, op(Op.CMPLT, p0, p1).type, (), False)
+_both = op(Op.AND, op(Op.CMPLT, p0, p1), op(Op.CMPLT, p1, p2))  # a bool no rule rewrites
 x_in_0_7, y_in_0_7 = bounded(p0, 7), bounded(p1, 7)
 x_in_10_17 = op(Op.ADD, x_in_0_7, const(10))
 x_in_minus7_0 = op(Op.ADD, x_in_0_7, const(-7))
@@ -1334,7 +1391,7 @@ INSTANCES = [
     ("x >> 0", op(Op.SHR, p0, const(0)), p0),
     ("(x + 3) + 4", op(Op.ADD, op(Op.ADD, p0, const(3)), const(4)), op(Op.ADD, p0, const(7))),
     ("(x * 3) * 4", op(Op.MUL, op(Op.MUL, p0, const(3)), const(4)), op(Op.MUL, p0, const(12))),
-    ("x - 5", op(Op.SUB, p0, const(5)), op(Op.ADD, p0, const(-5))),
+    ("(x - 5) + 2", op(Op.ADD, op(Op.SUB, p0, const(5)), const(2)), op(Op.SUB, p0, const(3))),
     (
         "(x + 1) * 4",
         op(Op.MUL, op(Op.ADD, i, const(1)), const(4)),
@@ -1394,6 +1451,105 @@ INSTANCES = [
         "8 <= x, 0 <= x <= 7",
         op(Op.CMPLE, const(8), x_in_0_7),
         UOp(Op.CONST, op(Op.CMPLT, p0, p0).type, (), False),
+    ),
+    # like terms meet wherever they sit in a chain (issue 17, family 5)
+    (
+        "((x*-4) + 1) + x*4",
+        op(Op.ADD, op(Op.ADD, op(Op.MUL, p0, const(-4)), const(1)), op(Op.MUL, p0, const(4))),
+        const(1),
+    ),
+    ("x + (-x)", op(Op.ADD, p0, op(Op.NEG, p0)), const(0)),
+    (
+        "(x*3 + y) + x",
+        op(Op.ADD, op(Op.ADD, op(Op.MUL, p0, const(3)), p1), p0),
+        op(Op.ADD, op(Op.MUL, p0, const(4)), p1),
+    ),
+    # quotient and remainder recombine (family 1), for every x: the total semantics keep it
+    (
+        "(x/4)*4 + x%4",
+        op(Op.ADD, op(Op.MUL, op(Op.IDIV, p0, const(4)), const(4)), op(Op.MOD, p0, const(4))),
+        p0,
+    ),
+    (
+        "x - (x/4)*4",
+        op(Op.SUB, p0, op(Op.MUL, op(Op.IDIV, p0, const(4)), const(4))),
+        op(Op.MOD, p0, const(4)),
+    ),
+    (
+        "((x/4)%3)*4 + x%4",
+        op(
+            Op.ADD,
+            op(Op.MUL, op(Op.MOD, op(Op.IDIV, p0, const(4)), const(3)), const(4)),
+            op(Op.MOD, p0, const(4)),
+        ),
+        op(Op.MOD, p0, const(12)),
+    ),
+    # division by a constant that does not divide every coefficient (family 2), 0 <= i <= 1000
+    ("(i*4) / 8", op(Op.IDIV, op(Op.MUL, i, const(4)), const(8)), op(Op.IDIV, i, const(2))),
+    (
+        "(i*4 + 3) / 16",
+        op(Op.IDIV, op(Op.ADD, op(Op.MUL, i, const(4)), const(3)), const(16)),
+        op(Op.IDIV, i, const(4)),
+    ),
+    (
+        "((i/2) + 1) / 2",
+        op(Op.IDIV, op(Op.ADD, op(Op.IDIV, i, const(2)), const(1)), const(2)),
+        op(Op.IDIV, op(Op.ADD, i, const(2)), const(4)),
+    ),
+    (
+        "(i*4 + 3) % 16",
+        op(Op.MOD, op(Op.ADD, op(Op.MUL, i, const(4)), const(3)), const(16)),
+        op(Op.ADD, op(Op.MUL, op(Op.MOD, i, const(4)), const(4)), const(3)),
+    ),
+    (
+        "(i*6 + j) / 3",
+        op(Op.IDIV, op(Op.ADD, op(Op.MUL, i, const(6)), j), const(3)),
+        op(Op.ADD, op(Op.MUL, i, const(2)), op(Op.IDIV, j, const(3))),
+    ),
+    ("x % -8", op(Op.MOD, p0, const(-8)), op(Op.MOD, p0, const(8))),
+    # comparisons with a constant (family 3)
+    ("i*4 < 13", op(Op.CMPLT, op(Op.MUL, i, const(4)), const(13)), op(Op.CMPLT, i, const(4))),
+    ("i + 2 < 3", op(Op.CMPLT, op(Op.ADD, i, const(2)), const(3)), op(Op.CMPLT, i, const(1))),
+    ("i/4 < 3", op(Op.CMPLT, op(Op.IDIV, i, const(4)), const(3)), op(Op.CMPLT, i, const(12))),
+    ("2 < i/4", op(Op.CMPLT, const(2), op(Op.IDIV, i, const(4))), op(Op.CMPLT, const(11), i)),
+    ("i <= 5", op(Op.CMPLE, i, const(5)), op(Op.CMPLT, i, const(6))),
+    (
+        "i*4 == 13",
+        op(Op.CMPEQ, op(Op.MUL, i, const(4)), const(13)),
+        UOp(Op.CONST, op(Op.CMPLT, p0, p0).type, (), False),
+    ),
+    (
+        "i*4 + 4 == 12",
+        op(Op.CMPEQ, op(Op.ADD, op(Op.MUL, i, const(4)), const(4)), const(12)),
+        op(Op.CMPEQ, i, const(2)),
+    ),
+    # bounds of a division by a bounded variable decide it (family 4): [0, 3] / [4, 7] is 0
+    ("i/(j + 4), i <= 3", op(Op.IDIV, j, op(Op.ADD, k, const(4))), const(0)),
+    # MAX/MIN, WHERE, XOR and bool identities (family 6)
+    (
+        "max(max(x, 10), 11)",
+        op(Op.MAX, op(Op.MAX, p0, const(10)), const(11)),
+        op(Op.MAX, p0, const(11)),
+    ),
+    (
+        "min(min(x, 10), 11)",
+        op(Op.MIN, op(Op.MIN, p0, const(10)), const(11)),
+        op(Op.MIN, p0, const(10)),
+    ),
+    (
+        "where(x < 0, 0, x)",
+        UOp(Op.WHERE, I32, (op(Op.CMPLT, p0, const(0)), const(0), p0)),
+        op(Op.MAX, p0, const(0)),
+    ),
+    ("where(x < y, x, y)", UOp(Op.WHERE, I32, (op(Op.CMPLT, p0, p1), p0, p1)), op(Op.MIN, p0, p1)),
+    ("(x ^ 5) ^ 5", op(Op.XOR, op(Op.XOR, p0, const(5)), const(5)), p0),
+    ("x & ~x", op(Op.AND, p0, op(Op.XOR, p0, const(-1))), const(0)),
+    ("c & !c", op(Op.AND, op(Op.CMPLT, p0, p1), op(Op.XOR, op(Op.CMPLT, p0, p1), _true)), _false),
+    ("!(x < y)", op(Op.XOR, op(Op.CMPLT, p0, p1), _true), op(Op.CMPLE, p1, p0)),
+    (
+        "where(!c, a, b)",
+        UOp(Op.WHERE, I32, (op(Op.XOR, _both, _true), p2, p0)),
+        UOp(Op.WHERE, I32, (_both, p0, p2)),
     ),
     ("where(x < x, a, b)", UOp(Op.WHERE, I32, (op(Op.CMPLT, p0, p0), p1, p2)), p2),
     ("where(c, a, a)", UOp(Op.WHERE, I32, (op(Op.CMPLT, p0, p2), p1, p1)), p1),

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 from uir.core.bounds import bounds
-from uir.core.ops import ALU, COMMUTATIVE, Op
+from uir.core.ops import ALU, COMMUTATIVE, COMPARE, Op
 from uir.core.uop import UOp
 
 from .fold import fold_rules
@@ -646,17 +646,32 @@ def _all_ones(c: UOp) -> bool:
     return c.dtype.wrap(c.arg) == c.dtype.wrap(-1)
 
 
-def and_not(x: UOp, ones: UOp) -> UOp | None:
-    """x AND (x XOR all-ones) is 0: no bit is set in both x and NOT x."""
-    return x.const_like(0) if _all_ones(ones) else None
+def _negation(x: UOp, y: UOp) -> bool:
+    """Whether y is NOT x: x XOR all ones, or for comparisons of ints the opposite comparison
+    (a < b against b <= a), which is what NOT of a comparison becomes ("not of a comparison")."""
+    if y.op is Op.XOR and y.src[0] is x and _all_ones(y.src[1]):
+        return True
+    if x.op not in COMPARE or y.op not in COMPARE or x.src[0].dtype.is_float:
+        return False
+    (a, b), (c, d) = x.src, y.src
+    opposite = {Op.CMPLT: Op.CMPLE, Op.CMPLE: Op.CMPLT}
+    if x.op in opposite:
+        return y.op is opposite[x.op] and (c, d) == (b, a)
+    return {x.op, y.op} == {Op.CMPEQ, Op.CMPNE} and (c, d) in ((a, b), (b, a))
 
 
-def or_not(x: UOp, ones: UOp) -> UOp | None:
-    """x OR (x XOR all-ones) is all ones: every bit is set in x or in NOT x."""
-    return ones if _all_ones(ones) else None
+def and_not(x: UOp, y: UOp) -> UOp | None:
+    """x AND NOT x is 0: no bit is set in both x and NOT x."""
+    return x.const_like(0) if _negation(x, y) or _negation(y, x) else None
 
 
-ones = P.cvar("ones", INT_OR_BOOL)
+def or_not(x: UOp, y: UOp) -> UOp | None:
+    """x OR NOT x is all ones: every bit is set in x or in NOT x."""
+    if not (_negation(x, y) or _negation(y, x)):
+        return None
+    return x.const_like(True if x.dtype.is_bool else -1)
+
+
 a_, b_ = P.var("a"), P.var("b")
 
 logic_rules = table(
@@ -676,8 +691,8 @@ logic_rules = table(
             )
             for op, name in ((Op.AND, "&"), (Op.OR, "|"), (Op.XOR, "^"))
         ),
-        ("x & ~x", P.alu(Op.AND, xib, P.alu(Op.XOR, xib, ones)), and_not),
-        ("x | ~x", P.alu(Op.OR, xib, P.alu(Op.XOR, xib, ones)), or_not),
+        ("x & ~x", P.alu(Op.AND, xib, P.var("y", INT_OR_BOOL)), and_not),
+        ("x | ~x", P.alu(Op.OR, xib, P.var("y", INT_OR_BOOL)), or_not),
         ("x & (x | y)", P.alu(Op.AND, xib, P.alu(Op.OR, xib, P.var("y"))), lambda x, y: x),
         ("x | (x & y)", P.alu(Op.OR, xib, P.alu(Op.AND, xib, P.var("y"))), lambda x, y: x),
         ("b: x == true", P.alu(Op.CMPEQ, xb, True), lambda x: x),
