@@ -756,18 +756,15 @@ EQUALS = (
 )
 
 
-def _where_cases(m: Model, p, q, c):
-    """The six shapes where_to_max_min rewrites, as one conjunction (each must hold)."""
-    one = m.const(1)
-    c1 = m.add(c, one)
-    return z3.And(
-        z3.If(m.lt(p, q), q, p) == m.max(p, q),
-        z3.If(m.lt(p, q), p, q) == m.min(p, q),
-        z3.Implies(m.lt(c, c1), z3.If(m.lt(p, c1), c, p) == m.max(p, c)),
-        z3.Implies(m.lt(c, c1), z3.If(m.lt(p, c1), p, c) == m.min(p, c)),
-        z3.Implies(m.lt(m.sub(c, one), c), z3.If(m.lt(m.sub(c, one), p), p, c) == m.max(p, c)),
-        z3.Implies(m.lt(m.sub(c, one), c), z3.If(m.lt(m.sub(c, one), p), c, p) == m.min(p, c)),
-    )
+def _where_claim(m: Model, p, q, a, b, pick: str, tie: int, le: bool):
+    """where(p < q, a, b) (or p <= q, read as q - p + 1 >= 1) is min(a, b) when, exactly,
+    q - p (+1) = b - a + tie, and max(a, b) when it is a - b + tie (tie 0 or 1)."""
+    f = m.exact(q) - m.exact(p) + (1 if le else 0)
+    wa, wb = m.exact(a), m.exact(b)
+    premise = f == (wb - wa if pick == "min" else wa - wb) + tie
+    cond = m.le(p, q) if le else m.lt(p, q)
+    result = m.min(a, b) if pick == "min" else m.max(a, b)
+    return premise, z3.If(cond, a, b), result
 
 
 def _bool_and_int(name, lhs, rhs, ones_int=-1):
@@ -960,12 +957,19 @@ PROOFS: dict[str, tuple[Theorem, ...]] = {
             lambda m, x, a, b: (True, m.min(m.min(x, a), b), m.min(x, m.min(a, b))),
         ),
     ),
-    "where(p < q, ..) to max/min": (
+    "where(p < q, a, b) to max/min": tuple(
         T(
-            "where(p < q, q, p) = max(p, q), and its five kin",
-            ("p", "q", "c"),
-            lambda m, p, q, c: (True, _where_cases(m, p, q, c), True),
-        ),
+            f"where(p {'<=' if le else '<'} q, a, b) = {pick}(a, b) when q - p"
+            f"{' + 1' if le else ''} = {'b - a' if pick == 'min' else 'a - b'} + {tie}",
+            ("p", "q", "a", "b"),
+            lambda m, p, q, a, b, pick=pick, tie=tie, le=le: _where_claim(
+                m, p, q, a, b, pick, tie, le
+            ),
+            signed_only=True,
+        )
+        for pick in ("min", "max")
+        for tie in (0, 1)
+        for le in (False, True)
     ),
     "(x & c1) & c2": (
         T(
@@ -1013,6 +1017,16 @@ PROOFS: dict[str, tuple[Theorem, ...]] = {
             lambda m, x, y, o: m.xor(o, o),
         ),
         T(
+            "p1 < q1 and p2 < q2 with q2 - p2 = 1 - (q1 - p1) exactly: never both",
+            ("p1", "q1", "p2", "q2"),
+            lambda m, p1, q1, p2, q2: (
+                _opposite_forms(m, p1, q1, p2, q2),
+                z3.And(m.lt(p1, q1), m.lt(p2, q2)),
+                False,
+            ),
+            signed_only=True,
+        ),
+        T(
             "(a < b) & (b <= a), (a <= b) & (b < a), (a == b) & (a != b) are false",
             ("a", "b"),
             lambda m, a, b: (True, z3.Or(*(z3.And(p, q) for p, q in _opposites(m, a, b))), False),
@@ -1023,6 +1037,16 @@ PROOFS: dict[str, tuple[Theorem, ...]] = {
             "x | (x ^ ones) = ones",
             lambda m, x, y, o: m.or_(x, m.xor(x, o)),
             lambda m, x, y, o: o,
+        ),
+        T(
+            "p1 < q1 or p2 < q2 with q2 - p2 = 1 - (q1 - p1) exactly: always one",
+            ("p1", "q1", "p2", "q2"),
+            lambda m, p1, q1, p2, q2: (
+                _opposite_forms(m, p1, q1, p2, q2),
+                z3.Or(m.lt(p1, q1), m.lt(p2, q2)),
+                True,
+            ),
+            signed_only=True,
         ),
         T(
             "(a < b) | (b <= a), (a <= b) | (b < a), (a == b) | (a != b) are true",
@@ -1246,6 +1270,12 @@ PROOFS: dict[str, tuple[Theorem, ...]] = {
         ),
     ),
 }
+
+
+def _opposite_forms(m: Model, p1, q1, p2, q2) -> z3.BoolRef:
+    """q2 - p2 = 1 - (q1 - p1) in exact arithmetic (p1 <= q1 is q1 - p1 + 1 >= 1, the same)."""
+    w = m.exact
+    return w(q2) - w(p2) == 1 - (w(q1) - w(p1))
 
 
 def _opposites(m: Model, a, b) -> list[tuple]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 from uir.core.bounds import bounds
-from uir.core.ops import ALU, COMMUTATIVE, COMPARE, Op
+from uir.core.ops import ALU, COMMUTATIVE, Op
 from uir.core.uop import UOp
 
 from .fold import fold_rules
@@ -62,6 +62,11 @@ def _no_looser(new: UOp, old: UOp) -> bool:
 
 def _tight(new: UOp | None, old: UOp) -> UOp | None:
     return new if new is not None and new is not old and _no_looser(new, old) else None
+
+
+def _tree_ops(u: UOp) -> int:
+    """The ALU ops of the expression under u, each distinct UOp once."""
+    return sum(node.op in ALU for node in u.toposort())
 
 
 def _cost(terms: dict[UOp, int], const: int, like: UOp) -> int:
@@ -104,15 +109,10 @@ def div_small(x: UOp, c: UOp) -> UOp | None:
 
 def _merge(terms: dict[UOp, int], const: int, y: UOp, scale: int) -> int:
     """Add scale * (the form of y) into terms; the new constant is returned."""
-    form = linear_form(y) if is_linear_int(y) else None
-    parts = form.terms if form is not None else {y: 1}
-    for t, c in parts.items():
-        coef = y.dtype.wrap(terms.get(t, 0) + scale * c)
-        if coef:
-            terms[t] = coef
-        else:
-            terms.pop(t, None)
-    return const + scale * (form.const if form is not None else 0)
+    form = linear_form(y)
+    for t, c in form.terms.items():
+        _add_term(terms, t, scale * c)
+    return y.dtype.wrap(const + scale * form.const)
 
 
 def _divisor(u: UOp, op: Op) -> int | None:
@@ -122,57 +122,63 @@ def _divisor(u: UOp, op: Op) -> int | None:
     return None
 
 
-def _recombine_one(terms: dict[UOp, int], const: int, like: UOp) -> int | None:
-    """One recombination of quotient and remainder terms, or None when none is there.
+def _add_term(terms: dict[UOp, int], term: UOp, coef: int) -> None:
+    total = term.dtype.wrap(terms.get(term, 0) + coef)
+    if total:
+        terms[term] = total
+    else:
+        terms.pop(term, None)
 
-    - m*c*(y/c) + m*(y%c) is m*y, and m*y - m*c*(y/c) is m*(y%c): y = (y/c)*c + y%c holds for
-      every y and c under the total semantics (x/0 = -1, x%0 = x; MIN/-1 = MIN, MIN%-1 = 0);
+
+def _quotient_views(terms: dict[UOp, int]) -> list[tuple[UOp, UOp, UOp]]:
+    """(quotient term, y, c) for each term that computes y / c with c a constant: an IDIV term
+    itself, and x / (a*c) read as y / c with y = x / a when y % c is a term too (a, c > 0),
+    which is what (x/a)/c becomes."""
+    views = []
+    for t in terms:
+        if _divisor(t, Op.IDIV) is not None:
+            views.append((t, t.src[0], t.src[1]))
+        c = _divisor(t, Op.MOD)
+        y = t.src[0] if c is not None else None
+        a = _divisor(y, Op.IDIV) if y is not None else None
+        if a is not None and a > 0 and c > 0 and a * c <= y.dtype.max:
+            x = y.src[0]
+            quotient = x.alu(Op.IDIV, x.const_like(a * c))
+            if quotient in terms:
+                views.append((quotient, y, t.src[1]))
+    return views
+
+
+def _recombinations(terms: dict[UOp, int], const: int, like: UOp):
+    """Forms equal to `terms + const` with a quotient or remainder pair recombined:
+
+    - a term m*c*(y/c) is m*y - m*(y%c): y = (y/c)*c + y%c holds for every y and c under the
+      total semantics (x/0 = -1, x%0 = x; MIN/-1 = MIN, MIN%-1 = 0), so (y/c)*c + y%c is y,
+      y - (y/c)*c is y%c, and a flip's (y/c)*c + (c-1 - y%c) is y - 2*(y%c) + c-1;
     - m*a*((y/a)%b) + m*(y%a) is m*(y%(a*b)) for a, b > 0 with a*b fitting the type: the two
       low digits of y in base a, b are its remainder by a*b (truncating, any sign of y).
     """
     wrap = like.dtype.wrap
-    for t, m in list(terms.items()):
-        c = _divisor(t, Op.MOD)
-        if c is None:
+    for quotient, y, c in _quotient_views(terms):
+        m, divisor = signed(terms[quotient], like), _value(c)
+        if divisor == 0 or m % divisor:
+            continue
+        new = dict(terms)
+        del new[quotient]
+        new_const = _merge(new, const, y, m // divisor)
+        _add_term(new, y.alu(Op.MOD, c), wrap(-(m // divisor)))
+        yield new, new_const
+    for t, m in terms.items():
+        a = _divisor(t, Op.MOD)
+        if a is None or a <= 0:
             continue
         y = t.src[0]
-        for quotient in _quotients(y, c):
-            if terms.get(quotient) == wrap(m * c):
-                del terms[t], terms[quotient]
-                return _merge(terms, const, y, m)
-        if c > 0:
-            for digit, b in _digits_above(terms, y, c):
-                if terms.get(digit) == wrap(m * c) and c * b <= like.dtype.max:
-                    del terms[t], terms[digit]
-                    terms[y.alu(Op.MOD, y.const_like(c * b))] = m
-                    return const
-    for t, m in list(terms.items()):
-        c = _divisor(t, Op.IDIV)
-        y = t.src[0] if c is not None else None
-        s = terms.get(y) if y is not None else None
-        if s is None or wrap(-s * c) != m:
-            continue
-        # s*y - s*c*(y/c) is s*(y % c)
-        mod = y.alu(Op.MOD, t.src[1])
-        del terms[y], terms[t]
-        coef = wrap(terms.get(mod, 0) + s)
-        if coef:
-            terms[mod] = coef
-        else:
-            terms.pop(mod, None)
-        return const
-    return None
-
-
-def _quotients(y: UOp, c: int) -> list[UOp]:
-    """The UOps that compute y / c: the IDIV itself, and x / (a*c) when y is x / a (a, c > 0),
-    which is what (x/a)/c becomes."""
-    found = [y.alu(Op.IDIV, y.const_like(c))]
-    a = _divisor(y, Op.IDIV)
-    if a is not None and a > 0 and c > 0 and a * c <= y.dtype.max:
-        x = y.src[0]
-        found.append(x.alu(Op.IDIV, x.const_like(a * c)))
-    return found
+        for digit, b in _digits_above(terms, y, a):
+            if terms[digit] == wrap(m * a) and a * b <= like.dtype.max:
+                new = dict(terms)
+                del new[t], new[digit]
+                _add_term(new, y.alu(Op.MOD, y.const_like(a * b)), m)
+                yield new, const
 
 
 def _digits_above(terms: dict[UOp, int], y: UOp, a: int) -> list[tuple[UOp, int]]:
@@ -189,7 +195,8 @@ def _digits_above(terms: dict[UOp, int], y: UOp, a: int) -> list[tuple[UOp, int]
 
 
 def sum_of_products(u: UOp) -> UOp | None:
-    """A chain of ADD, SUB, NEG and MUL by constants, rebuilt as its canonical sum of products.
+    """A chain of ADD, SUB, NEG and MUL by constants, rebuilt as its canonical sum of products,
+    with quotient and remainder terms recombined where that spends fewer ops.
 
     Valid for every value: wrapping ints form a ring. Made when it spends no more ops than the
     chain did (so `(a+b)*4` stays as it is) and keeps the bounds as tight.
@@ -200,9 +207,15 @@ def sum_of_products(u: UOp) -> UOp | None:
     if u in form.terms:
         return None  # a term of its own: a chain too long to read as one form
     terms, const = dict(form.terms), form.const
-    while (recombined := _recombine_one(terms, const, u)) is not None:
-        const = recombined
-    if _cost(terms, const, u) > form.ops + sum(term_cost(t) for t in form.terms):
+    cost = form.ops + sum(term_cost(t) for t in form.terms)
+    improved = True
+    while improved:
+        improved = False
+        for new, new_const in _recombinations(terms, const, u):
+            if _cost(new, new_const, u) < _cost(terms, const, u):
+                terms, const, improved = new, new_const, True
+                break
+    if _cost(terms, const, u) > cost:
         return None
     return _tight(render(terms, const, u), u)
 
@@ -227,6 +240,24 @@ def _split(terms: dict[UOp, int], const: int, d: int) -> tuple[dict, int, dict, 
     return quotient, const // d, remainder, const % d
 
 
+def _common_factor(terms: dict[UOp, int], k: int, d: int, like: UOp) -> tuple[int, UOp, UOp] | None:
+    """x = g*s + r for a factor g > 1 of d, with s the terms whose coefficients g divides and the
+    rest r lying in one block [g*f, g*f + g): then x/d is (s + f)/(d/g) and x % d is
+    ((s + f) % (d/g))*g + (r - g*f), for x >= 0 (floor division of g*(s + f) + (r - g*f), whose
+    low part lies in [0, g)). Returns (g, s + f, r - g*f); the largest such g is taken."""
+    candidates = sorted({math.gcd(d, v) for v in terms.values()} - {1}, reverse=True)
+    for g0 in candidates:
+        big = {t: v for t, v in terms.items() if v % g0 == 0}
+        g = math.gcd(d, *big.values())
+        rest = {t: v for t, v in terms.items() if v % g}
+        lo, hi = exact_interval(rest, k, like)
+        if lo // g == hi // g:
+            f = lo // g
+            inner = render({t: v // g for t, v in big.items()}, f, like)
+            return g, inner, render(rest, k - g * f, like)
+    return None
+
+
 def divide(u: UOp, x: UOp, c: UOp) -> UOp | None:
     """x / c for a linear x whose exact value is x (see _dividend):
 
@@ -248,9 +279,9 @@ def divide(u: UOp, x: UOp, c: UOp) -> UOp | None:
     lo = exact_interval(terms, k, x)[0]
     if d < 0 or lo < 0:
         return None
-    g = math.gcd(d, *terms.values())
-    if g > 1:
-        inner = render({t: v // g for t, v in terms.items()}, k // g, x)
+    factored = _common_factor(terms, k, d, x)
+    if factored is not None:
+        g, inner, _ = factored
         return _tight(inner if d == g else inner.alu(Op.IDIV, c.const_like(d // g)), u)
     quotient, kq, remainder, kr = _split(terms, k, d)
     r_lo, r_hi = exact_interval(remainder, kr, x)
@@ -271,7 +302,8 @@ def remainder(u: UOp, x: UOp, c: UOp) -> UOp | None:
     - a multiple of c: 0 (any signs);
     - for c > 0 and x >= 0: with g = gcd(c, coefficients) > 1 and k = g*kq + kr (0 <= kr < g),
       (g*s + k) % c is ((s + kq) % (c/g))*g + kr; otherwise the remainders' sum R, reduced by
-      floor(R/c)*c when R's bounds decide it, else R % c when R >= 0.
+      floor(R/c)*c when R's bounds decide it, else R % c when R >= 0 and that spends fewer ops (a reduction
+      that spends as many would hide x % c from its quotient x / c, and they recombine).
     """
     d = _value(c)
     found = _dividend(x)
@@ -284,19 +316,19 @@ def remainder(u: UOp, x: UOp, c: UOp) -> UOp | None:
     if d < 0 or lo < 0:
         return None
     old_cost = _cost(terms, k, x) + 1
-    g = math.gcd(d, *terms.values())
-    if g > 1:
-        kq, kr = divmod(k, g)
-        inner = {t: v // g for t, v in terms.items()}
-        if _cost(inner, kq, x) + 2 + (kr != 0) > old_cost:
+    factored = _common_factor(terms, k, d, x)
+    if factored is not None:
+        g, inner, low = factored
+        digit = inner.alu(Op.MOD, c.const_like(d // g)).alu(Op.MUL, c.const_like(g))
+        new = digit if low.op is Op.CONST and low.arg == 0 else digit.alu(Op.ADD, low)
+        if _tree_ops(new) > _tree_ops(u):
             return None
-        digit = render(inner, kq, x).alu(Op.MOD, c.const_like(d // g)).alu(Op.MUL, c.const_like(g))
-        return _tight(digit.alu(Op.ADD, x.const_like(kr)) if kr else digit, u)
+        return _tight(new, u)
     _, _, rem, kr = _split(terms, k, d)
     r_lo, r_hi = exact_interval(rem, kr, x)
     if r_lo // d == r_hi // d:
         return _tight(render(rem, kr - (r_lo // d) * d, x), u)
-    if r_lo < 0 or (rem == terms and kr == k) or _cost(rem, kr, x) + 1 > old_cost:
+    if r_lo < 0 or _cost(rem, kr, x) + 1 >= old_cost:
         return None
     return _tight(render(rem, kr, x).alu(Op.MOD, c), u)
 
@@ -459,28 +491,47 @@ def clamp_twice(u: UOp, x: UOp, c1: UOp, c2: UOp) -> UOp | None:
     return x.alu(u.op, c1.const_like(pick(_value(c1), _value(c2))))
 
 
-def where_to_max_min(cond: UOp, a: UOp, b: UOp) -> UOp | None:
-    """where(p < q, q, p) is max(p, q), where(p < q, p, q) is min(p, q) for ints; a constant of
-    the comparison may be off by one from the branch's: where(x < c+1, c, x) is max(x, c)
-    (x < c+1 is x <= c, where both are c), and so on."""
+def _difference(q: UOp, p: UOp, shift: int = 0) -> tuple[dict[UOp, int], int] | None:
+    """The exact q - p + shift as a form, when p and q are linear ints whose forms are exact."""
+    fq, fp = _dividend(q), _dividend(p)
+    if fq is None or fp is None:
+        return None
+    terms = dict(fq[0])
+    for t, v in fp[0].items():
+        terms[t] = terms.get(t, 0) - v
+        if not terms[t]:
+            del terms[t]
+    return terms, fq[1] - fp[1] + shift
+
+
+def _holds_when_positive(cond: UOp) -> tuple[dict[UOp, int], int] | None:
+    """F with cond equal to F >= 1 (exactly): q - p for p < q, q - p + 1 for p <= q (ints)."""
+    if cond.op not in (Op.CMPLT, Op.CMPLE) or not is_linear_int(cond.src[0]):
+        return None
     p, q = cond.src
-    if a is q and b is p:
-        return p.alu(Op.MAX, q)
-    if a is p and b is q:
-        return p.alu(Op.MIN, q)
-    for const, branch, other, shift in ((q, a, b, 1), (q, b, a, 1), (p, b, a, -1), (p, a, b, -1)):
-        if (
-            const.op is not Op.CONST
-            or branch.op is not Op.CONST
-            or other is not (p if shift == 1 else q)
-        ):
-            continue
-        if _value(const) != _value(branch) + shift:
-            continue
-        # (q, a): where(x < c+1, c, x) = max; (q, b): where(x < c+1, x, c) = min;
-        # (p, b): where(c-1 < x, x, c) = max; (p, a): where(c-1 < x, c, x) = min
-        is_max = (const is q) == (branch is a)
-        return other.alu(Op.MAX if is_max else Op.MIN, branch)
+    return _difference(q, p, 1 if cond.op is Op.CMPLE else 0)
+
+
+def _negated(form: tuple[dict[UOp, int], int]) -> tuple[dict[UOp, int], int]:
+    return {t: -v for t, v in form[0].items()}, -form[1]
+
+
+def where_to_max_min(cond: UOp, a: UOp, b: UOp) -> UOp | None:
+    """where(cond, a, b) is min(a, b) when cond holds exactly when a <= b (or a < b: at a tie
+    both branches are equal), and max(a, b) when it holds exactly when b <= a (or b < a), for
+    ints. With cond read as F >= 1: min when F is b - a or b - a + 1, max when F is a - b or
+    a - b + 1 (forms compared exactly), so where(x < 0, 0, x) and where(0 < x, x - 1, 0) are
+    max(x, 0) and max(x - 1, 0)."""
+    f = _holds_when_positive(cond)
+    b_minus_a = _difference(b, a) if is_linear_int(a) else None
+    if f is None or b_minus_a is None:
+        return None
+    for tie in (0, 1):
+        if f == (b_minus_a[0], b_minus_a[1] + tie):
+            return a.alu(Op.MIN, b)
+        a_minus_b = _negated(b_minus_a)
+        if f == (a_minus_b[0], a_minus_b[1] + tie):
+            return a.alu(Op.MAX, b)
     return None
 
 
@@ -647,17 +698,18 @@ def _all_ones(c: UOp) -> bool:
 
 
 def _negation(x: UOp, y: UOp) -> bool:
-    """Whether y is NOT x: x XOR all ones, or for comparisons of ints the opposite comparison
-    (a < b against b <= a), which is what NOT of a comparison becomes ("not of a comparison")."""
+    """Whether y is NOT x: x XOR all ones, or for comparisons of ints one that holds exactly when
+    the other does not (x is F >= 1 and y is 1 - F >= 1): a < b against b <= a, x < 7 against
+    6 < x, which is what NOT of a comparison becomes."""
     if y.op is Op.XOR and y.src[0] is x and _all_ones(y.src[1]):
         return True
-    if x.op not in COMPARE or y.op not in COMPARE or x.src[0].dtype.is_float:
+    if {x.op, y.op} == {Op.CMPEQ, Op.CMPNE}:
+        return x.src[0].dtype.is_int and (y.src in (x.src, x.src[::-1]))
+    fx, fy = _holds_when_positive(x), _holds_when_positive(y)
+    if fx is None or fy is None:
         return False
-    (a, b), (c, d) = x.src, y.src
-    opposite = {Op.CMPLT: Op.CMPLE, Op.CMPLE: Op.CMPLT}
-    if x.op in opposite:
-        return y.op is opposite[x.op] and (c, d) == (b, a)
-    return {x.op, y.op} == {Op.CMPEQ, Op.CMPNE} and (c, d) in ((a, b), (b, a))
+    terms, const = _negated(fx)
+    return fy == (terms, const + 1)
 
 
 def and_not(x: UOp, y: UOp) -> UOp | None:
@@ -679,9 +731,9 @@ logic_rules = table(
         ("max(max(x, c1), c2)", P.alu(Op.MAX, P.alu(Op.MAX, xi, c1), c2).named("u"), clamp_twice),
         ("min(min(x, c1), c2)", P.alu(Op.MIN, P.alu(Op.MIN, xi, c1), c2).named("u"), clamp_twice),
         (
-            "where(p < q, ..) to max/min",
-            P(Op.WHERE, src=(P.alu(Op.CMPLT, yi, P.var("z")).named("cond"), a_, b_)),
-            lambda cond, y, z, a, b: where_to_max_min(cond, a, b),
+            "where(p < q, a, b) to max/min",
+            P(Op.WHERE, src=(P((Op.CMPLT, Op.CMPLE), name="cond"), a_, b_)),
+            where_to_max_min,
         ),
         *(
             (
