@@ -263,7 +263,7 @@ def divide(u: UOp, x: UOp, c: UOp) -> UOp | None:
 
     - every coefficient and the constant a multiple of c: the exact quotient (any signs);
     - otherwise, for c > 0 and x >= 0, where truncation is floor:
-      - g = gcd(c, coefficients) > 1: (g*s + k)/c is (s + floor(k/g)) / (c/g);
+      - a common factor g of c and part of x (see _common_factor): (s + f) / (c/g);
       - with each coefficient split as q*c + r (0 <= r < c), and R the sum of the remainders:
         x/c is the quotients' sum plus floor(R/c), a constant when R's bounds decide it, else
         (quotients) + R/c when R >= 0 and that spends no more ops.
@@ -300,10 +300,11 @@ def remainder(u: UOp, x: UOp, c: UOp) -> UOp | None:
     """x % c for a linear x whose exact value is x, by the same decomposition as `divide`:
 
     - a multiple of c: 0 (any signs);
-    - for c > 0 and x >= 0: with g = gcd(c, coefficients) > 1 and k = g*kq + kr (0 <= kr < g),
-      (g*s + k) % c is ((s + kq) % (c/g))*g + kr; otherwise the remainders' sum R, reduced by
-      floor(R/c)*c when R's bounds decide it, else R % c when R >= 0 and that spends fewer ops (a reduction
-      that spends as many would hide x % c from its quotient x / c, and they recombine).
+    - for c > 0 and x >= 0: with a common factor g of c and part of x (see _common_factor),
+      ((s + f) % (c/g))*g + (r - g*f) when that spends no more ops; else with the remainders'
+      sum R, R - floor(R/c)*c when R's bounds decide it, else R % c when R >= 0 and that spends
+      fewer ops (one that spends as many would hide x % c from its quotient x / c, and the two
+      recombine).
     """
     d = _value(c)
     found = _dividend(x)
