@@ -32,32 +32,15 @@ def lit(value: int | UOp) -> UOp:
     return value if isinstance(value, UOp) else const(value)
 
 
-def add(a, b):
-    return lit(a).alu(Op.ADD, lit(b))
+def _binary(op: Op):
+    def build(a: int | UOp, b: int | UOp) -> UOp:
+        return lit(a).alu(op, lit(b))
+
+    return build
 
 
-def sub(a, b):
-    return lit(a).alu(Op.SUB, lit(b))
-
-
-def mul(a, b):
-    return lit(a).alu(Op.MUL, lit(b))
-
-
-def div(a, b):
-    return lit(a).alu(Op.IDIV, lit(b))
-
-
-def mod(a, b):
-    return lit(a).alu(Op.MOD, lit(b))
-
-
-def lt(a, b):
-    return lit(a).alu(Op.CMPLT, lit(b))
-
-
-def le(a, b):
-    return lit(a).alu(Op.CMPLE, lit(b))
+add, sub, mul, div, mod = (_binary(op) for op in (Op.ADD, Op.SUB, Op.MUL, Op.IDIV, Op.MOD))
+lt, le = _binary(Op.CMPLT), _binary(Op.CMPLE)
 
 
 def both(a: UOp, b: UOp) -> UOp:

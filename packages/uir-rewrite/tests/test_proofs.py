@@ -788,17 +788,16 @@ def _bool_and_int(name, lhs, rhs, ones_int=-1):
     )
 
 
-def _cmp(op):
-    return {
-        "lt": lambda m, a, b: m.lt(a, b),
-        "le": lambda m, a, b: m.le(a, b),
-        "eq": lambda m, a, b: a == b,
-        "ne": lambda m, a, b: a != b,
-    }[op]
+def _and(m, a, b):
+    return m.and_(a, b)
 
 
-def _fle(m, a, b):
-    return z3.fpLEQ(a, b)
+def _or(m, a, b):
+    return m.or_(a, b)
+
+
+def _xor(m, a, b):
+    return m.xor(a, b)
 
 
 F = "float"
@@ -971,45 +970,18 @@ PROOFS: dict[str, tuple[Theorem, ...]] = {
         for tie in (0, 1)
         for le in (False, True)
     ),
-    "(x & c1) & c2": (
-        T(
-            "(x & a) & b = x & (a & b)",
-            ("x", "a", "b"),
-            lambda m, x, a, b: (True, m.and_(m.and_(x, a), b), m.and_(x, m.and_(a, b))),
-        ),
-        T(
-            "(x & a) & b = x & (a & b)",
-            ("x", "a", "b"),
-            lambda m, x, a, b: (True, m.and_(m.and_(x, a), b), m.and_(x, m.and_(a, b))),
-            kind=B,
-        ),
-    ),
-    "(x | c1) | c2": (
-        T(
-            "(x | a) | b = x | (a | b)",
-            ("x", "a", "b"),
-            lambda m, x, a, b: (True, m.or_(m.or_(x, a), b), m.or_(x, m.or_(a, b))),
-        ),
-        T(
-            "(x | a) | b = x | (a | b)",
-            ("x", "a", "b"),
-            lambda m, x, a, b: (True, m.or_(m.or_(x, a), b), m.or_(x, m.or_(a, b))),
-            kind=B,
-        ),
-    ),
-    "(x ^ c1) ^ c2": (
-        T(
-            "(x ^ a) ^ b = x ^ (a ^ b)",
-            ("x", "a", "b"),
-            lambda m, x, a, b: (True, m.xor(m.xor(x, a), b), m.xor(x, m.xor(a, b))),
-        ),
-        T(
-            "(x ^ a) ^ b = x ^ (a ^ b)",
-            ("x", "a", "b"),
-            lambda m, x, a, b: (True, m.xor(m.xor(x, a), b), m.xor(x, m.xor(a, b))),
-            kind=B,
-        ),
-    ),
+    **{
+        f"(x {name} c1) {name} c2": tuple(
+            T(
+                f"(x {name} a) {name} b = x {name} (a {name} b)",
+                ("x", "a", "b"),
+                lambda m, x, a, b, f=f: (True, f(m, f(m, x, a), b), f(m, x, f(m, a, b))),
+                kind=kind,
+            )
+            for kind in ("int", B)
+        )
+        for name, f in (("&", _and), ("|", _or), ("^", _xor))
+    },
     "x & ~x": (
         *_bool_and_int(
             "x & (x ^ ones) = 0",

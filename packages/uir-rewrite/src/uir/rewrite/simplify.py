@@ -258,6 +258,21 @@ def _common_factor(terms: dict[UOp, int], k: int, d: int, like: UOp) -> tuple[in
     return None
 
 
+def _division(x: UOp, c: UOp) -> tuple[int, dict[UOp, int], int, bool] | None:
+    """(d, terms, k, exact) for x / c and x % c: c's value d, x's exact form, and whether d
+    divides it all; None unless it does, or d > 0 and x >= 0 (where truncation is floor)."""
+    d = _value(c)
+    found = _dividend(x)
+    if d == 0 or found is None:
+        return None
+    terms, k = found
+    if all(v % d == 0 for v in terms.values()) and k % d == 0:
+        return d, terms, k, True
+    if d < 0 or exact_interval(terms, k, x)[0] < 0:
+        return None
+    return d, terms, k, False
+
+
 def divide(u: UOp, x: UOp, c: UOp) -> UOp | None:
     """x / c for a linear x whose exact value is x (see _dividend):
 
@@ -268,17 +283,13 @@ def divide(u: UOp, x: UOp, c: UOp) -> UOp | None:
         x/c is the quotients' sum plus floor(R/c), a constant when R's bounds decide it, else
         (quotients) + R/c when R >= 0 and that spends no more ops.
     """
-    d = _value(c)
-    found = _dividend(x)
-    if d == 0 or found is None:
+    found = _division(x, c)
+    if found is None:
         return None
-    terms, k = found
-    if all(v % d == 0 for v in terms.values()) and k % d == 0:
+    d, terms, k, exact = found
+    if exact:
         quotient = {t: v // d for t, v in terms.items()}
         return _tight(render(quotient, k // d, x), u)
-    lo = exact_interval(terms, k, x)[0]
-    if d < 0 or lo < 0:
-        return None
     factored = _common_factor(terms, k, d, x)
     if factored is not None:
         g, inner, _ = factored
@@ -306,16 +317,12 @@ def remainder(u: UOp, x: UOp, c: UOp) -> UOp | None:
       fewer ops (one that spends as many would hide x % c from its quotient x / c, and the two
       recombine).
     """
-    d = _value(c)
-    found = _dividend(x)
-    if d == 0 or found is None:
+    found = _division(x, c)
+    if found is None:
         return None
-    terms, k = found
-    if all(v % d == 0 for v in terms.values()) and k % d == 0:
+    d, terms, k, exact = found
+    if exact:
         return x.const_like(0)
-    lo = exact_interval(terms, k, x)[0]
-    if d < 0 or lo < 0:
-        return None
     old_cost = _cost(terms, k, x) + 1
     factored = _common_factor(terms, k, d, x)
     if factored is not None:
