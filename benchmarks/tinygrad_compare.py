@@ -15,7 +15,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from tinygrad.uop.ops import GroupOp, UOp as TinyUOp  # noqa: N811
+from tinygrad.uop.ops import GroupOp
+from tinygrad.uop.ops import UOp as TinyUOp
 
 from uir.core.ops import ALU, Op
 from uir.core.uop import UOp
