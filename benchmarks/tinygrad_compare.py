@@ -11,18 +11,13 @@ never negative. Prints figures only.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
+from rewrite_bench import alu_ops, load_corpus  # beside this script
 from tinygrad.uop.ops import GroupOp
 from tinygrad.uop.ops import UOp as TinyUOp
 
-from uir.core.ops import ALU, Op
+from uir.core.ops import Op
 from uir.core.uop import UOp
 from uir.rewrite.passes import simplify
-
-CORPUS = Path(__file__).resolve().parent.parent / "packages/uir-rewrite/tests/index_corpus.py"
 
 _BINARY = {
     Op.ADD: lambda a, b: a + b,
@@ -36,15 +31,6 @@ _BINARY = {
     Op.XOR: lambda a, b: a ^ b,
     Op.MAX: lambda a, b: a.maximum(b),
 }
-
-
-def load_corpus():
-    spec = importlib.util.spec_from_file_location("index_corpus", CORPUS)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("index_corpus", module)
-    spec.loader.exec_module(module)
-    return module.CASES
 
 
 def to_tinygrad(root: UOp) -> TinyUOp:
@@ -78,7 +64,7 @@ def main() -> None:
     families: dict[str, list[int]] = {}
     print(f"  {'case':<58} {'uir':>4} {'tinygrad':>8}")
     for case in load_corpus():
-        ours = sum(u.op in ALU for u in simplify(case.expr).toposort())
+        ours = alu_ops(simplify(case.expr))
         theirs = tiny_ops(to_tinygrad(case.expr).simplify())
         row = families.setdefault(case.family, [0, 0, 0, 0])
         row[0] += ours
