@@ -13,7 +13,6 @@ prefix of a rendered chain is itself rendered, so a rendered expression is a fix
 
 from __future__ import annotations
 
-import math
 import weakref
 from dataclasses import dataclass
 
@@ -43,9 +42,6 @@ class Form:
             a, b = bounds(term)
             lo, hi = lo + min(coef * a, coef * b), hi + max(coef * a, coef * b)
         return lo, hi
-
-    def gcd(self) -> int:
-        return math.gcd(*self.terms.values()) if self.terms else 0
 
 
 _forms: weakref.WeakKeyDictionary[UOp, Form] = weakref.WeakKeyDictionary()
