@@ -1,12 +1,18 @@
-"""Z3 models of 32-bit integer arithmetic as uir.md section 4 defines it, for proving rules.
+"""Every rule of uir.rewrite.simplify proven with Z3, by name (issue 8, issue 17).
 
-Two models of the same operations, each for i32 and for u32:
-- `BitVec32`: 32-bit bit-vectors, wrapping like the hardware; every int rule is proven here.
+`PROOFS` maps each rule name of `simplify.NAMED_RULES` to the theorems that prove it, with the
+rule's condition as the premise (a condition on bounds is a premise on the variables' intervals);
+a test fails when a rule has no theorem, or a theorem no rule. The models, as uir.md section 4
+defines the operations:
+- `BitVec32`: 32-bit bit-vectors, i32 and u32, wrapping like the hardware.
 - `Exact`: unbounded integers restricted to the type's range, where the wrap is an explicit
-  modulo. Z3 cannot decide 32-bit division by a symbolic divisor in reasonable time, so the
-  division rules are proven in bit-vectors for every dividend and a fixed set of divisors, and in
-  exact integers for every divisor. The premises of those rules exclude wrapping, which is what
-  makes the exact model describe the same values.
+  modulo. Z3 decides division by a constant such as 3 at once here and needs minutes in
+  bit-vectors (where only powers of two are quick), so theorems of kind "exact" are proven here
+  for a fixed set of divisors, and those marked `every_divisor` also with the divisor symbolic.
+  The premises of those rules exclude wrapping, which is what makes the model describe the same
+  values.
+- `Float32`: IEEE 754 binary32; two results agree when their bits are equal or both are NaN.
+- `Bool`: bools.
 
 Theorems compare through the model (`m.le`, `m.lt`), never with Python's operators, which Z3
 reads as signed comparisons of bit-vectors.
