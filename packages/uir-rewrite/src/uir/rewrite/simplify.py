@@ -418,47 +418,45 @@ def _constant(x: UOp, value: int) -> UOp | None:
     return x.const_like(value) if x.dtype.min <= value <= x.dtype.max else None
 
 
-def _lt(a: UOp, b: UOp) -> UOp | None:
-    return None if b is None else a.alu(Op.CMPLT, b)
+def _quotient_limit(bound: int, d: int) -> int:
+    """T with y/d < C exactly when y < T, for d > 0: C*d for C >= 1, (C-1)*d + 1 for C <= 0
+    (truncation rounds toward zero, so the quotients 0 and below spread differently)."""
+    return bound * d if bound >= 1 else (bound - 1) * d + 1
 
 
-def lt_const(u: UOp, x: UOp, c: UOp) -> UOp | None:
-    """x < C for a linear x = g*s + k (exact): s < ceil((C - k)/g); and y/d < C (d > 0) is
-    y < C*d for C >= 1, y < (C-1)*d + 1 for C <= 0 (truncation rounds toward zero)."""
+def _compare_linear(x: UOp, c: UOp, x_first: bool) -> UOp | None:
+    """x < C (x_first) or C < x, for a linear x = g*s + k whose exact value is x:
+
+    - x < C is s < ceil((C - k)/g), C < x is floor((C - k)/g) < s;
+    - for x = y/d with d > 0: y/d < C is y < T, C < y/d is T' - 1 < y, with T and T' the
+      limits of _quotient_limit for C and C + 1.
+    """
     found = _comparable(x)
     if found is None:
         return None
     s, k, g = found
     bound = _value(c)
     if g != 1 or k != 0:
-        limit = _constant(x, _ceil_div(bound - k, g))
-        return None if limit is None else _lt(render(s, 0, x), limit)
-    ((t, _),) = s.items() if len(s) == 1 else ((None, 0),)
-    d = _divisor(t, Op.IDIV) if t is not None else None
-    if d is None or d <= 0:
+        value = _ceil_div(bound - k, g) if x_first else (bound - k) // g
+        limit, rest = _constant(x, value), render(s, 0, x)
+    else:
+        t = next(iter(s)) if len(s) == 1 else None
+        d = _divisor(t, Op.IDIV) if t is not None else None
+        if t is None or d is None or d <= 0:
+            return None
+        value = _quotient_limit(bound, d) if x_first else _quotient_limit(bound + 1, d) - 1
+        limit, rest = _constant(x, value), t.src[0]
+    if limit is None:
         return None
-    y = t.src[0]
-    return _lt(y, _constant(y, bound * d if bound >= 1 else (bound - 1) * d + 1))
+    return rest.alu(Op.CMPLT, limit) if x_first else limit.alu(Op.CMPLT, rest)
 
 
-def gt_const(u: UOp, c: UOp, x: UOp) -> UOp | None:
-    """C < x for a linear x = g*s + k (exact): floor((C - k)/g) < s; and C < y/d (d > 0) is
-    T - 1 < y with T the bound lt_const gives for y/d < C + 1."""
-    found = _comparable(x)
-    if found is None:
-        return None
-    s, k, g = found
-    bound = _value(c)
-    if g != 1 or k != 0:
-        limit = _constant(x, (bound - k) // g)
-        return None if limit is None else limit.alu(Op.CMPLT, render(s, 0, x))
-    ((t, _),) = s.items() if len(s) == 1 else ((None, 0),)
-    d = _divisor(t, Op.IDIV) if t is not None else None
-    if d is None or d <= 0:
-        return None
-    y, above = t.src[0], bound + 1
-    limit = _constant(y, (above * d if above >= 1 else (above - 1) * d + 1) - 1)
-    return None if limit is None else limit.alu(Op.CMPLT, y)
+def lt_const(x: UOp, c: UOp) -> UOp | None:
+    return _compare_linear(x, c, x_first=True)
+
+
+def gt_const(c: UOp, x: UOp) -> UOp | None:
+    return _compare_linear(x, c, x_first=False)
 
 
 def le_to_lt(x: UOp, c: UOp) -> UOp | None:
@@ -810,8 +808,8 @@ division_rules = table(
 
 compare_rules = table(
     [
-        ("x < c, x linear", P.alu(Op.CMPLT, xi, c).named("u"), lt_const),
-        ("c < x, x linear", P.alu(Op.CMPLT, c, xi).named("u"), gt_const),
+        ("x < c, x linear", P.alu(Op.CMPLT, xi, c), lt_const),
+        ("c < x, x linear", P.alu(Op.CMPLT, c, xi), gt_const),
         ("x <= c", P.alu(Op.CMPLE, xi, c), le_to_lt),
         ("c <= x", P.alu(Op.CMPLE, c, xi), ge_to_gt),
         ("x == c, x linear", P.alu(Op.CMPEQ, xi, c).named("u"), eq_const),
