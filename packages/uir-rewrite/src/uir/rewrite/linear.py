@@ -45,6 +45,14 @@ class Form:
 
 
 _forms: weakref.WeakKeyDictionary[UOp, Form] = weakref.WeakKeyDictionary()
+# Every UOp `render` built: each is the canonical expression of its own form (a prefix of a
+# rendered chain is rendered), so the simplifier need not rebuild it to find that out.
+_rendered: weakref.WeakSet[UOp] = weakref.WeakSet()
+
+
+def is_rendered(u: UOp) -> bool:
+    """Whether u is an expression `render` built: canonical already."""
+    return u in _rendered
 
 
 def is_linear_int(u: UOp) -> bool:
@@ -137,6 +145,12 @@ def render(terms: dict[UOp, int], const: int, like: UOp) -> UOp:
     """The canonical expression of the form `terms + const`, typed like `like`."""
     built = _render(terms, const, like, build=True)[1]
     assert built is not None
+    stack = [built]
+    while stack:  # the chain's own nodes, down to its terms
+        node = stack.pop()
+        if node not in _rendered and node.op in (Op.ADD, Op.SUB, Op.NEG, Op.MUL):
+            _rendered.add(node)
+            stack.extend(s for s in node.src if s not in terms)
     return built
 
 

@@ -30,6 +30,7 @@ from .linear import (
     exact_interval,
     fits,
     is_linear_int,
+    is_rendered,
     linear_form,
     render,
     render_ops,
@@ -201,7 +202,7 @@ def sum_of_products(u: UOp) -> UOp | None:
     Valid for every value: wrapping ints form a ring. Made when it spends no more ops than the
     chain did (so `(a+b)*4` stays as it is) and keeps the bounds as tight.
     """
-    if not is_linear_int(u):
+    if not is_linear_int(u) or is_rendered(u):
         return None
     form = linear_form(u)
     if u in form.terms:
