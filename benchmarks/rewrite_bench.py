@@ -1,14 +1,25 @@
 """Rewrite benchmark: throughput on a 100,000-UOp graph, and simplification power on the index
-expressions movement ops produce.
+expressions movement ops produce, and on the index corpus of packages/uir-rewrite/tests.
 
     uv run python benchmarks/rewrite_bench.py
+    uv run python benchmarks/rewrite_bench.py --baseline DIR
 
-Prints figures only; nothing here is asserted (speed is measured, never tested).
+With --baseline, DIR is another checkout (say main's, from `git worktree add` or `git archive`):
+the corpus and the throughput are also measured with its packages, in a subprocess, and printed
+beside this tree's figures. Prints figures only; nothing here is asserted (speed is measured,
+never tested).
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 from uir.core.dtypes import I32
 from uir.core.ops import Op
@@ -44,13 +55,45 @@ def big_graph(target: int) -> UOp:
             return x
 
 
+CORPUS = Path(__file__).resolve().parent.parent / "packages/uir-rewrite/tests/index_corpus.py"
+
+
+def load_corpus():
+    spec = importlib.util.spec_from_file_location("index_corpus", CORPUS)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("index_corpus", module)
+    spec.loader.exec_module(module)
+    return module.CASES
+
+
+def alu_ops(expr: UOp) -> int:
+    from uir.core.ops import ALU
+
+    return sum(u.op in ALU for u in expr.toposort())
+
+
+def corpus_figures() -> dict:
+    """Per family: the corpus's ALU ops as written, after simplify, and by hand."""
+    families: dict[str, list[int]] = {}
+    for case in load_corpus():
+        row = families.setdefault(case.family, [0, 0, 0, 0, 0])
+        after = alu_ops(simplify(case.expr))
+        row[0] += 1
+        row[1] += alu_ops(case.expr)
+        row[2] += after
+        row[3] += case.ops
+        row[4] += after == case.ops
+    return families
+
+
 def timed(graph: UOp) -> tuple[float, UOp]:
     start = time.perf_counter()
     result = simplify(graph)
     return time.perf_counter() - start, result
 
 
-def throughput(runs: int = 3) -> None:
+def throughput(runs: int = 3) -> dict:
     """Best of `runs`, each on a freshly built graph: UOps are hash-consed and cache their bounds,
     so the graph and its result are dropped between runs to start cold each time."""
     best = again = float("inf")
@@ -64,9 +107,47 @@ def throughput(runs: int = 3) -> None:
         again = min(again, seconds)
         after = len(result.toposort())
         del graph, result, unchanged
-    print(f"throughput on a {size:,}-UOp graph (best of {runs}; {after:,} UOps after)")
+    return {"size": size, "after": after, "best": best, "again": again, "runs": runs}
+
+
+def print_throughput(figures: dict, label: str) -> None:
+    size, after, best, again = (figures[k] for k in ("size", "after", "best", "again"))
+    print(
+        f"throughput, {label}, on a {size:,}-UOp graph (best of {figures['runs']}; {after:,} after)"
+    )
     print(f"  simplify:                  {best:6.2f} s  {size / best:10,.0f} UOps/s")
     print(f"  simplify of its result:    {again:6.2f} s  {after / again:10,.0f} UOps/s")
+
+
+def print_corpus(mine: dict, baseline: dict | None) -> None:
+    print("index corpus: ALU ops as lowered, after simplify (and with --baseline's code), by hand")
+    head = f"  {'family':<10} {'cases':>5} {'lowered':>7} {'after':>6}"
+    head += f" {'base':>6}" if baseline else ""
+    print(head + f" {'hand':>5}  {'reached':>7}  removed")
+    totals = [0] * 6
+    for family, (cases, lowered, after, hand, reached) in mine.items():
+        base = baseline[family][2] if baseline else None
+        line = f"  {family:<10} {cases:>5} {lowered:>7} {after:>6}"
+        line += f" {base:>6}" if baseline else ""
+        removed = f"{lowered - after}" + (f" (base {lowered - base})" if baseline else "")
+        print(line + f" {hand:>5}  {reached:>3}/{cases:<3}  {removed}")
+        for n, v in enumerate((cases, lowered, after, hand, reached, base or 0)):
+            totals[n] += v
+    cases, lowered, after, hand, reached, base = totals
+    line = f"  {'total':<10} {cases:>5} {lowered:>7} {after:>6}" + (
+        f" {base:>6}" if baseline else ""
+    )
+    removed = f"{lowered - after}" + (f" (base {lowered - base})" if baseline else "")
+    print(line + f" {hand:>5}  {reached:>3}/{cases:<3}  {removed}")
+
+
+def baseline_figures(root: Path, with_throughput: bool) -> dict:
+    """The figures of another checkout's packages, measured in a subprocess."""
+    paths = [str(p) for p in sorted((root / "packages").glob("*/src"))]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    args = [sys.executable, __file__, "--json"] + ([] if with_throughput else ["--no-throughput"])
+    out = subprocess.run(args, env=env, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
 
 
 i, j, k = bounded(P0, 1023), bounded(P1, 3), bounded(P2, 3)
@@ -123,7 +204,28 @@ def power() -> None:
         print(f"  {name:<28} {size[0]:>6} {size[1]:>6}  {ideal_size!s:>5}  {reached}")
 
 
-if __name__ == "__main__":
-    throughput()
-    print()
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", type=Path, help="another checkout to measure beside this")
+    parser.add_argument("--no-throughput", action="store_true", help="skip the 100,000-UOp runs")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.json:  # a baseline's figures, for the parent process
+        figures = {"corpus": corpus_figures()}
+        if not args.no_throughput:
+            figures["throughput"] = throughput()
+        print(json.dumps(figures))
+        return
+    base = baseline_figures(args.baseline, not args.no_throughput) if args.baseline else None
+    if not args.no_throughput:
+        print_throughput(throughput(), "this tree")
+        if base:
+            print_throughput(base["throughput"], f"baseline {args.baseline}")
+        print()
     power()
+    print()
+    print_corpus(corpus_figures(), base["corpus"] if base else None)
+
+
+if __name__ == "__main__":
+    main()

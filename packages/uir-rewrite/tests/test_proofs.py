@@ -1,12 +1,18 @@
-"""Z3 models of 32-bit integer arithmetic as uir.md section 4 defines it, for proving rules.
+"""Every rule of uir.rewrite.simplify proven with Z3, by name (issue 8, issue 17).
 
-Two models of the same operations, each for i32 and for u32:
-- `BitVec32`: 32-bit bit-vectors, wrapping like the hardware; every int rule is proven here.
+`PROOFS` maps each rule name of `simplify.NAMED_RULES` to the theorems that prove it, with the
+rule's condition as the premise (a condition on bounds is a premise on the variables' intervals);
+a test fails when a rule has no theorem, or a theorem no rule. The models, as uir.md section 4
+defines the operations:
+- `BitVec32`: 32-bit bit-vectors, i32 and u32, wrapping like the hardware.
 - `Exact`: unbounded integers restricted to the type's range, where the wrap is an explicit
-  modulo. Z3 cannot decide 32-bit division by a symbolic divisor in reasonable time, so the
-  division rules are proven in bit-vectors for every dividend and a fixed set of divisors, and in
-  exact integers for every divisor. The premises of those rules exclude wrapping, which is what
-  makes the exact model describe the same values.
+  modulo. Z3 decides division by a constant such as 3 at once here and needs minutes in
+  bit-vectors (where only powers of two are quick), so theorems of kind "exact" are proven here
+  for a fixed set of divisors, and those marked `every_divisor` also with the divisor symbolic.
+  The premises of those rules exclude wrapping, which is what makes the model describe the same
+  values.
+- `Float32`: IEEE 754 binary32; two results agree when their bits are equal or both are NaN.
+- `Bool`: bools.
 
 Theorems compare through the model (`m.le`, `m.lt`), never with Python's operators, which Z3
 reads as signed comparisons of bit-vectors.
@@ -102,6 +108,9 @@ class BitVec32:
         count = b & (BITS - 1)
         return a >> count if self.signed else z3.LShR(a, count)  # arithmetic when signed
 
+    def differ(self, lhs, rhs) -> z3.BoolRef:
+        return lhs != rhs
+
     def exact(self, v: z3.BitVecRef) -> z3.BitVecRef:
         """v widened to 64 bits, where sums and products of two 32-bit values are exact."""
         return z3.SignExt(BITS, v) if self.signed else z3.ZeroExt(BITS, v)
@@ -171,6 +180,9 @@ class Exact:
     def min(self, a, b):
         return z3.If(a <= b, a, b)
 
+    def differ(self, lhs, rhs) -> z3.BoolRef:
+        return lhs != rhs
+
     def exact(self, v: z3.ArithRef) -> z3.ArithRef:
         return v
 
@@ -181,7 +193,88 @@ class Exact:
         return self.in_range(a * b)
 
 
-Model = BitVec32 | Exact
+class Float32:
+    """IEEE 754 binary32 with round-to-nearest-even, as uir.md section 3 defines f32. Two results
+    agree when they have the same bits, or are both NaN (a NaN's sign and payload are free)."""
+
+    signed = True
+    name = "f32"
+    sort = z3.Float32()
+
+    def var(self, name: str) -> z3.FPRef:
+        return z3.FP(name, self.sort)
+
+    def const(self, value: float) -> z3.FPRef:
+        return z3.FPVal(value, self.sort)
+
+    def in_range(self, value) -> z3.BoolRef:
+        return z3.BoolVal(True)
+
+    def differ(self, lhs, rhs) -> z3.BoolRef:
+        if not (z3.is_fp(lhs) and z3.is_fp(rhs)):
+            return lhs != rhs  # a comparison's bool result
+        return z3.Not(z3.Or(z3.And(z3.fpIsNaN(lhs), z3.fpIsNaN(rhs)), lhs == rhs))
+
+    def add(self, a, b):
+        return z3.fpAdd(z3.RNE(), a, b)
+
+    def sub(self, a, b):
+        return z3.fpSub(z3.RNE(), a, b)
+
+    def mul(self, a, b):
+        return z3.fpMul(z3.RNE(), a, b)
+
+    def fdiv(self, a, b):
+        return z3.fpDiv(z3.RNE(), a, b)
+
+    def neg(self, a):
+        return z3.fpNeg(a)
+
+    def lt(self, a, b):
+        return z3.fpLT(a, b)
+
+    def _pick(self, a, b, b_wins):
+        # IEEE 754-2019 maximum/minimum: a NaN propagates, and -0 < +0
+        return z3.If(z3.Or(z3.fpIsNaN(a), z3.fpIsNaN(b)), z3.fpNaN(self.sort), z3.If(b_wins, b, a))
+
+    def max(self, a, b):
+        negative_zero_first = z3.And(z3.fpIsZero(a), z3.fpIsZero(b), z3.fpIsNegative(a))
+        return self._pick(a, b, z3.Or(z3.fpLT(a, b), negative_zero_first))
+
+    def min(self, a, b):
+        negative_zero_second = z3.And(z3.fpIsZero(a), z3.fpIsZero(b), z3.fpIsNegative(b))
+        return self._pick(a, b, z3.Or(z3.fpLT(b, a), negative_zero_second))
+
+
+class Bool:
+    """bool values: AND, OR, XOR and comparisons of bools (uir.md section 4)."""
+
+    signed = True
+    name = "bool"
+
+    def var(self, name: str) -> z3.BoolRef:
+        return z3.Bool(name)
+
+    def const(self, value: bool) -> z3.BoolRef:
+        return z3.BoolVal(value)
+
+    def in_range(self, value) -> z3.BoolRef:
+        return z3.BoolVal(True)
+
+    def differ(self, lhs, rhs) -> z3.BoolRef:
+        return lhs != rhs
+
+    def and_(self, a, b):
+        return z3.And(a, b)
+
+    def or_(self, a, b):
+        return z3.Or(a, b)
+
+    def xor(self, a, b):
+        return z3.Xor(a, b)
+
+
+Model = BitVec32 | Exact | Float32 | Bool
 
 
 @dataclass(frozen=True)
@@ -199,6 +292,8 @@ class Theorem:
     claim: Callable[..., tuple[z3.BoolRef, z3.ExprRef, z3.ExprRef]]
     divisors: tuple[dict[str, int], ...] | None = None
     signed_only: bool = False
+    kind: str = "int"  # the models it is proven in: "int" (i32, u32), "float" (f32), "bool"
+    every_divisor: bool = False  # also proven in exact integers with the divisors symbolic
 
 
 def counterexample(model: Model, theorem: Theorem, fixed: dict[str, int] | None = None):
@@ -209,7 +304,7 @@ def counterexample(model: Model, theorem: Theorem, fixed: dict[str, int] | None 
     solver = z3.Solver()
     solver.set("timeout", 30_000)
     solver.add(*(model.in_range(v) for v in values.values()))
-    solver.add(premise, lhs != rhs)
+    solver.add(premise, model.differ(lhs, rhs))
     result = solver.check()
     if result == z3.unsat:
         return None
@@ -274,7 +369,7 @@ def equivalent(before: UOp, after: UOp, slots: int) -> bool:
     return solver.check() == z3.unsat
 
 
-# --- the theorems: one per int rule of uir.rewrite.simplify, with the rule's stated condition -----
+# --- the theorems: every rule of uir.rewrite.simplify, by name, with its stated condition ---------
 
 T = Theorem
 # Divisors for the bit-vector proofs of rules whose divisor is a constant. Z3 settles these in
@@ -282,134 +377,9 @@ T = Theorem
 # every divisor).
 DIVISORS = tuple({"c": c} for c in (1, 2, 3, 4, 7, 16, -1, -3, -16))
 POSITIVE_DIVISORS = tuple({"c": c} for c in (1, 2, 4, 16, 1 << 20))
-
-THEOREMS = (
-    # identities of wrapping arithmetic: no condition
-    T("x + 0 = x", ("x",), lambda m, x: (True, m.add(x, m.const(0)), x)),
-    T("x - 0 = x", ("x",), lambda m, x: (True, m.sub(x, m.const(0)), x)),
-    T("x * 1 = x", ("x",), lambda m, x: (True, m.mul(x, m.const(1)), x)),
-    T("x * -1 = -x", ("x",), lambda m, x: (True, m.mul(x, m.const(-1)), m.neg(x)), None, True),
-    T("x * 0 = 0", ("x",), lambda m, x: (True, m.mul(x, m.const(0)), m.const(0))),
-    T("x - x = 0", ("x",), lambda m, x: (True, m.sub(x, x), m.const(0))),
-    T("-(-x) = x", ("x",), lambda m, x: (True, m.neg(m.neg(x)), x)),
-    T("x / 1 = x", ("x",), lambda m, x: (True, m.idiv(x, m.const(1)), x)),
-    T("x / -1 = -x", ("x",), lambda m, x: (True, m.idiv(x, m.const(-1)), m.neg(x)), None, True),
-    T("x % 1 = 0", ("x",), lambda m, x: (True, m.mod(x, m.const(1)), m.const(0))),
-    T("x % -1 = 0", ("x",), lambda m, x: (True, m.mod(x, m.const(-1)), m.const(0)), None, True),
-    T("max(x, x) = x", ("x",), lambda m, x: (True, m.max(x, x), x)),
-    T("min(x, x) = x", ("x",), lambda m, x: (True, m.min(x, x), x)),
-    # reassociation and like terms: wrapping ints form a ring
-    T(
-        "(x + c1) + c2 = x + (c1 + c2)",
-        ("x", "c1", "c2"),
-        lambda m, x, c1, c2: (True, m.add(m.add(x, c1), c2), m.add(x, m.add(c1, c2))),
-    ),
-    T(
-        "(x * c1) * c2 = x * (c1 * c2)",
-        ("x", "c1", "c2"),
-        lambda m, x, c1, c2: (True, m.mul(m.mul(x, c1), c2), m.mul(x, m.mul(c1, c2))),
-    ),
-    T(
-        "x - c = x + (-c)",
-        ("x", "c"),
-        lambda m, x, c: (True, m.sub(x, c), m.add(x, m.neg(c))),
-        None,
-        True,  # the rule is for signed ints: for u32 it would loosen bounds (see sub_to_add)
-    ),
-    T(
-        "(x + c1) * c2 = x*c2 + c1*c2",
-        ("x", "c1", "c2"),
-        lambda m, x, c1, c2: (True, m.mul(m.add(x, c1), c2), m.add(m.mul(x, c2), m.mul(c1, c2))),
-    ),
-    T("x + x = x * 2", ("x",), lambda m, x: (True, m.add(x, x), m.mul(x, m.const(2)))),
-    T(
-        "x*c1 + x*c2 = x*(c1 + c2)",
-        ("x", "c1", "c2"),
-        lambda m, x, c1, c2: (True, m.add(m.mul(x, c1), m.mul(x, c2)), m.mul(x, m.add(c1, c2))),
-    ),
-    # decided by bounds: the premise is what sound bounds guarantee for every value
-    T("max(x, y) = x when x >= y", ("x", "y"), lambda m, x, y: (m.le(y, x), m.max(x, y), x)),
-    T("min(x, y) = x when x <= y", ("x", "y"), lambda m, x, y: (m.le(x, y), m.min(x, y), x)),
-    T(
-        "x % c = x when |x| < |c|",
-        ("x", "c"),
-        lambda m, x, c: (_below(m, x, c), m.mod(x, c), x),
-        DIVISORS,
-    ),
-    T(
-        "x / c = 0 when |x| < |c|",
-        ("x", "c"),
-        lambda m, x, c: (_below(m, x, c), m.idiv(x, c), m.const(0)),
-        DIVISORS,
-    ),
-    # exact quotients: u = c*t with no wrap (what exact_quotient establishes)
-    T(
-        "(c*t) / c = t when c*t does not wrap",
-        ("t", "c"),
-        lambda m, t, c: (z3.And(c != 0, m.mul_fits(t, c)), m.idiv(m.mul(t, c), c), t),
-        DIVISORS,
-    ),
-    T(
-        "(c*t) % c = 0 when c*t does not wrap",
-        ("t", "c"),
-        lambda m, t, c: (z3.And(c != 0, m.mul_fits(t, c)), m.mod(m.mul(t, c), c), m.const(0)),
-        DIVISORS,
-    ),
-    T(
-        "(c*t + y) / c = t + y/c when c > 0, y >= 0, c*t + y >= 0, nothing wraps",
-        ("t", "y", "c"),
-        lambda m, t, y, c: (
-            _split(m, t, y, c),
-            m.idiv(m.add(m.mul(t, c), y), c),
-            m.add(t, m.idiv(y, c)),
-        ),
-        POSITIVE_DIVISORS,
-    ),
-    T(
-        "(c*t + y) % c = y % c when c > 0, y >= 0, c*t + y >= 0, nothing wraps",
-        ("t", "y", "c"),
-        lambda m, t, y, c: (_split(m, t, y, c), m.mod(m.add(m.mul(t, c), y), c), m.mod(y, c)),
-        POSITIVE_DIVISORS,
-    ),
-    T(
-        "(x / a) / b = x / (a*b) when a, b > 0 and a*b fits",
-        ("x", "a", "b"),
-        lambda m, x, a, b: (
-            z3.And(_positive(m, a), _positive(m, b), m.mul_fits(a, b)),
-            m.idiv(m.idiv(x, a), b),
-            m.idiv(x, m.mul(a, b)),
-        ),
-        tuple({"a": a, "b": b} for a, b in ((2, 2), (4, 16), (65536, 32767))),
-    ),
-    T(
-        "(x % a) % b = x % b when a, b > 0 and b divides a",
-        ("x", "a", "b", "q"),
-        lambda m, x, a, b, q: (
-            z3.And(_positive(m, a), _positive(m, b), m.mul_fits(b, q), a == m.mul(b, q)),  # q=a/b
-            m.mod(m.mod(x, a), b),
-            m.mod(x, b),
-        ),
-        tuple({"a": a, "b": b} for a, b in ((4, 2), (12, 4), (16, 4), (MAX, 1))),
-    ),
-)
-
-
-BITWISE = (
-    T("x & x = x", ("x",), lambda m, x: (True, m.and_(x, x), x)),
-    T("x | x = x", ("x",), lambda m, x: (True, m.or_(x, x), x)),
-    T("x ^ x = 0", ("x",), lambda m, x: (True, m.xor(x, x), m.const(0))),
-    T("x & 0 = 0", ("x",), lambda m, x: (True, m.and_(x, m.const(0)), m.const(0))),
-    T("x & -1 = x", ("x",), lambda m, x: (True, m.and_(x, m.const(-1)), x), None, True),
-    T("x | 0 = x", ("x",), lambda m, x: (True, m.or_(x, m.const(0)), x)),
-    T("x | -1 = -1", ("x",), lambda m, x: (True, m.or_(x, m.const(-1)), m.const(-1)), None, True),
-    T("x ^ 0 = x", ("x",), lambda m, x: (True, m.xor(x, m.const(0)), x)),
-    T("x << c = x when c & 31 = 0", ("x", "c"), lambda m, x, c: ((c & 31) == 0, m.shl(x, c), x)),
-    T("x >> c = x when c & 31 = 0", ("x", "c"), lambda m, x, c: ((c & 31) == 0, m.shr(x, c), x)),
-    T("x < x is false", ("x",), lambda m, x: (True, m.lt(x, x), False)),
-    T("x <= x is true", ("x",), lambda m, x: (True, m.le(x, x), True)),
-    T("x == x is true", ("x",), lambda m, x: (True, x == x, True)),
-    T("x != x is false", ("x",), lambda m, x: (True, x != x, False)),
-)
+NEGATIVE_DIVISORS = tuple({"c": c} for c in (-1, -2, -3, -16, MIN + 1))
+# (g, d) pairs for the rules that take a common factor g out of a divisor g*d
+FACTORS = tuple({"g": g, "d": d} for g, d in ((2, 1), (2, 2), (4, 4), (4, 3), (8, 2)))
 
 
 def _abs(v):
@@ -426,6 +396,11 @@ def _positive(m: Model, v) -> z3.BoolRef:
     return m.lt(m.const(0), v)
 
 
+def _fits(m: Model, wide) -> z3.BoolRef:
+    """An exact (widened) value is a value of the type: computing it did not wrap."""
+    return z3.And(m.exact(m.const(m.lowest)) <= wide, wide <= m.exact(m.const(m.highest)))
+
+
 def _split(m: Model, t, y, c) -> z3.BoolRef:
     product, zero = m.mul(t, c), m.const(0)
     return z3.And(
@@ -437,28 +412,916 @@ def _split(m: Model, t, y, c) -> z3.BoolRef:
     )
 
 
-def _cases(models: list[Model], theorems: tuple[Theorem, ...]) -> list:
-    return [
-        pytest.param(m, t, id=f"{m.name}: {t.name}")
-        for m in models
-        for t in theorems
-        if m.signed or not t.signed_only
-    ]
+def _identity(name: str, lhs: Callable, rhs: Callable, signed_only: bool = False, kind="int"):
+    """A one-variable theorem with no condition: lhs(m, x) == rhs(m, x)."""
+    return T(name, ("x",), lambda m, x: (True, lhs(m, x), rhs(m, x)), None, signed_only, kind)
 
 
-@pytest.mark.parametrize(
-    ("model", "theorem"), _cases([BitVec32(True), BitVec32(False)], THEOREMS + BITWISE)
+def _same(m, x):
+    return x
+
+
+def _zero(m, x):
+    return m.const(0)
+
+
+# The ring laws a linear form is built and rebuilt with (linear.py): with them, any chain of ADD,
+# SUB, NEG and MUL by constants equals its form, in any order of its terms.
+RING = (
+    T(
+        "forms add: (a*p + b*q + k1) + (a*r + k2) = a*(p + r) + b*q + (k1 + k2)",
+        ("a", "b", "p", "q", "r", "k1", "k2"),
+        lambda m, a, b, p, q, r, k1, k2: (
+            True,
+            m.add(m.add(m.add(m.mul(a, p), m.mul(b, q)), k1), m.add(m.mul(a, r), k2)),
+            m.add(m.add(m.mul(a, m.add(p, r)), m.mul(b, q)), m.add(k1, k2)),
+        ),
+    ),
+    T(
+        "forms subtract: (a*p + k1) - (a*r + k2) = a*(p - r) + (k1 - k2)",
+        ("a", "p", "r", "k1", "k2"),
+        lambda m, a, p, r, k1, k2: (
+            True,
+            m.sub(m.add(m.mul(a, p), k1), m.add(m.mul(a, r), k2)),
+            m.add(m.mul(a, m.sub(p, r)), m.sub(k1, k2)),
+        ),
+    ),
+    T(
+        "forms negate: -(a*p + k) = a*(-p) + (-k)",
+        ("a", "p", "k"),
+        lambda m, a, p, k: (
+            True,
+            m.neg(m.add(m.mul(a, p), k)),
+            m.add(m.mul(a, m.neg(p)), m.neg(k)),
+        ),
+    ),
+    T(
+        "forms scale: (a*p + k) * c = a*(p*c) + k*c",
+        ("a", "p", "k", "c"),
+        lambda m, a, p, k, c: (
+            True,
+            m.mul(m.add(m.mul(a, p), k), c),
+            m.add(m.mul(a, m.mul(p, c)), m.mul(k, c)),
+        ),
+    ),
+    T(
+        "forms render: a - b*c = a + b*(-c), and s + -k = s - k",
+        ("a", "b", "c"),
+        lambda m, a, b, c: (True, m.sub(a, m.mul(b, c)), m.add(a, m.mul(b, m.neg(c)))),
+    ),
+    T(
+        "forms commute: a + b = b + a, a*b = b*a",
+        ("a", "b"),
+        lambda m, a, b: (True, m.add(m.mul(a, b), b), m.add(b, m.mul(b, a))),
+    ),
 )
-def test_rule_holds_for_wrapping_32_bit_ints(model, theorem):
+# A form's exact value E is congruent to its expression x modulo 2**32; when E's exact interval
+# fits the type, E is x (the premise of every rule below that reasons about exact values).
+CONGRUENT = T(
+    "a value congruent to x modulo 2**32 and in the type's range is x",
+    ("x", "e"),
+    lambda m, x, e: (z3.And(m.in_range(e), (e - x) % (2**BITS) == 0), e, x),
+    kind="exact",
+)
+# Each with coefficient 1: a multiple m of either side follows by the ring laws ("forms scale").
+# Proven in the exact-integer model of wrapping ints, where Z3 settles a division by a constant
+# at once (in bit-vectors only powers of two are quick).
+ODD_DIVISORS = tuple({"c": c} for c in (1, 2, 3, 4, 7, 12, 1000, -1, -3, -16, 0, MIN))
+RECOMBINE = (
+    T(
+        "c*(y/c) + y%c = y (total semantics: any y and c)",
+        ("y", "c"),
+        lambda m, y, c: (True, m.add(m.mul(m.idiv(y, c), c), m.mod(y, c)), y),
+        ODD_DIVISORS,
+        kind="exact",
+    ),
+    T(
+        "y - c*(y/c) = y%c",
+        ("y", "c"),
+        lambda m, y, c: (True, m.sub(y, m.mul(m.idiv(y, c), c)), m.mod(y, c)),
+        ODD_DIVISORS,
+        kind="exact",
+    ),
+    T(
+        "a*((y/a) % b) + y%a = y % (a*b) for a, b > 0 and a*b fits",
+        ("y", "a", "b"),
+        lambda m, y, a, b: (
+            z3.And(_positive(m, a), _positive(m, b), m.mul_fits(a, b)),
+            m.add(m.mul(m.mod(m.idiv(y, a), b), a), m.mod(y, a)),
+            m.mod(y, m.mul(a, b)),
+        ),
+        tuple({"a": a, "b": b} for a, b in ((2, 2), (4, 3), (3, 5), (16, 16), (65536, 32767))),
+        kind="exact",
+    ),
+    T(
+        "(x/a)/c is x/(a*c) for a, c > 0 with a*c fitting: a quotient by c of x/a",
+        ("x", "a", "c"),
+        lambda m, x, a, c: (
+            z3.And(_positive(m, a), _positive(m, c), m.mul_fits(a, c)),
+            m.idiv(m.idiv(x, a), c),
+            m.idiv(x, m.mul(a, c)),
+        ),
+        tuple({"a": a, "c": c} for a, c in ((2, 2), (4, 16), (65536, 32767))),
+        every_divisor=True,
+    ),
+)
+
+
+def _exact_quotient(name: str, op: str) -> Theorem:
+    """(c*q)/c = q and (c*q) % c = 0 when c*q does not wrap: the multiple-of-c case."""
+    if op == "div":
+        return T(
+            name,
+            ("q", "c"),
+            lambda m, q, c: (z3.And(c != 0, m.mul_fits(q, c)), m.idiv(m.mul(q, c), c), q),
+            DIVISORS,
+            every_divisor=True,
+        )
+    return T(
+        name,
+        ("q", "c"),
+        lambda m, q, c: (z3.And(c != 0, m.mul_fits(q, c)), m.mod(m.mul(q, c), c), m.const(0)),
+        DIVISORS,
+        every_divisor=True,
+    )
+
+
+def _factored(m: Model, y, kr, g, d) -> z3.BoolRef:
+    """x = g*y + kr with 0 <= kr < g, x >= 0 exactly and fitting: a form whose coefficients and
+    divisor share the factor g (y the rest of the form divided by g, constant's quotient added)."""
+    wide = m.exact(y) * m.exact(g) + m.exact(kr)
+    return z3.And(m.exact(kr) >= 0, m.exact(kr) < m.exact(g), wide >= 0, _fits(m, wide))
+
+
+def _one_block(m: Model, q, r, f, c) -> z3.BoolRef:
+    """x = c*q + r exactly (c > 0, x >= 0, fitting), with r in [c*f, c*f + c): the remainders'
+    sum r, whose bounds lie in one block of c, and q + f fitting."""
+    wc, wf, wr = m.exact(c), m.exact(f), m.exact(r)
+    wide = m.exact(q) * wc + wr
+    return z3.And(
+        wide >= 0, _fits(m, wide), wf * wc <= wr, wr < wf * wc + wc, _fits(m, m.exact(q) + wf)
+    )
+
+
+SMALL_DIVISORS = tuple({"c": c} for c in (1, 2, 3, 4, 7, 16, 1000))
+
+DIVIDE = (
+    _exact_quotient("(c*q) / c = q when c*q does not wrap", "div"),
+    T(
+        "(g*y + kr) / (g*d) = y / d for 0 <= kr < g, g*y + kr >= 0 and fitting",
+        ("y", "kr", "g", "d"),
+        lambda m, y, kr, g, d: (
+            _factored(m, y, kr, g, d),
+            m.idiv(m.add(m.mul(y, g), kr), m.mul(g, d)),
+            m.idiv(y, d),
+        ),
+        FACTORS,
+        kind="exact",
+    ),
+    T(
+        "(c*q + r) / c = q + f when r lies in [c*f, c*f + c)",
+        ("q", "r", "f", "c"),
+        lambda m, q, r, f, c: (
+            _one_block(m, q, r, f, c),
+            m.idiv(m.add(m.mul(q, c), r), c),
+            m.add(q, f),
+        ),
+        SMALL_DIVISORS,
+        kind="exact",
+    ),
+    T(
+        "(c*q + r) / c = q + r/c when c > 0, r >= 0, c*q + r >= 0, nothing wraps",
+        ("q", "r", "c"),
+        lambda m, q, r, c: (
+            _split(m, q, r, c),
+            m.idiv(m.add(m.mul(q, c), r), c),
+            m.add(q, m.idiv(r, c)),
+        ),
+        POSITIVE_DIVISORS,
+        every_divisor=True,
+    ),
+)
+REMAINDER = (
+    _exact_quotient("(c*q) % c = 0 when c*q does not wrap", "mod"),
+    T(
+        "(g*y + kr) % (g*d) = (y % d)*g + kr for 0 <= kr < g, g*y + kr >= 0 and fitting",
+        ("y", "kr", "g", "d"),
+        lambda m, y, kr, g, d: (
+            _factored(m, y, kr, g, d),
+            m.mod(m.add(m.mul(y, g), kr), m.mul(g, d)),
+            m.add(m.mul(m.mod(y, d), g), kr),
+        ),
+        FACTORS,
+        kind="exact",
+    ),
+    T(
+        "(c*q + r) % c = r - c*f when r lies in [c*f, c*f + c)",
+        ("q", "r", "f", "c"),
+        lambda m, q, r, f, c: (
+            _one_block(m, q, r, f, c),
+            m.mod(m.add(m.mul(q, c), r), c),
+            m.sub(r, m.mul(f, c)),
+        ),
+        SMALL_DIVISORS,
+        kind="exact",
+    ),
+    T(
+        "(c*q + r) % c = r % c when c > 0, r >= 0, c*q + r >= 0, nothing wraps",
+        ("q", "r", "c"),
+        lambda m, q, r, c: (_split(m, q, r, c), m.mod(m.add(m.mul(q, c), r), c), m.mod(r, c)),
+        POSITIVE_DIVISORS,
+        every_divisor=True,
+    ),
+)
+
+
+def _ceiling(m: Model, b, top, g) -> z3.BoolRef:
+    """b = ceil(top / g) for g > 0, exactly: g*(b - 1) < top <= g*b, and b fits."""
+    wb, wg = m.exact(b), m.exact(g)
+    return z3.And(wg * (wb - 1) < top, top <= wg * wb)
+
+
+def _floor(m: Model, b, top, g) -> z3.BoolRef:
+    """b = floor(top / g) for g > 0, exactly: g*b <= top < g*(b + 1)."""
+    wb, wg = m.exact(b), m.exact(g)
+    return z3.And(wg * wb <= top, top < wg * (wb + 1))
+
+
+GCDS = tuple({"g": g} for g in (1, 2, 3, 4, 16))
+QUOTIENT_DIVISORS = tuple({"d": d} for d in (1, 2, 3, 4, 16))
+
+
+def _form_fits(m: Model, s, k, g):
+    wide = m.exact(s) * m.exact(g) + m.exact(k)
+    return _fits(m, wide), wide
+
+
+def _lt_form(m, s, k, C, b, g):
+    fit, _ = _form_fits(m, s, k, g)
+    top = m.exact(C) - m.exact(k)
+    return (z3.And(fit, _ceiling(m, b, top, g)), m.lt(m.add(m.mul(s, g), k), C), m.lt(s, b))
+
+
+def _gt_form(m, s, k, C, b, g):
+    fit, _ = _form_fits(m, s, k, g)
+    top = m.exact(C) - m.exact(k)
+    return (z3.And(fit, _floor(m, b, top, g)), m.lt(C, m.add(m.mul(s, g), k)), m.lt(b, s))
+
+
+def _quotient_below(m, y, bound, d, above: bool):
+    """y/d < C is y < T with T = C*d for C >= 1 and (C-1)*d + 1 for C <= 0 (T fitting);
+    C < y/d is T' - 1 < y with T' that bound for C + 1."""
+    wc = m.exact(bound) + (1 if above else 0)
+    wd = m.exact(d)
+    t = z3.If(wc >= 1, wc * wd, (wc - 1) * wd + 1)
+    limit = t - 1 if above else t
+    value = z3.Extract(BITS - 1, 0, limit) if isinstance(m, BitVec32) else limit
+    premise = _fits(m, limit)
+    if above:
+        return premise, m.lt(bound, m.idiv(y, d)), m.lt(value, y)
+    return premise, m.lt(m.idiv(y, d), bound), m.lt(y, value)
+
+
+COMPARE = {
+    "x < c, x linear": (
+        T(
+            "g*s + k < C is s < ceil((C - k)/g)",
+            ("s", "k", "C", "b", "g"),
+            _lt_form,
+            GCDS,
+            True,
+            kind="exact",
+        ),
+        T(
+            "y/d < C is y < C*d (C >= 1) or y < (C-1)*d + 1 (C <= 0)",
+            ("y", "C", "d"),
+            lambda m, y, C, d: _quotient_below(m, y, C, d, above=False),
+            QUOTIENT_DIVISORS,
+            True,
+            kind="exact",
+        ),
+    ),
+    "c < x, x linear": (
+        T(
+            "C < g*s + k is floor((C - k)/g) < s",
+            ("s", "k", "C", "b", "g"),
+            _gt_form,
+            GCDS,
+            True,
+            kind="exact",
+        ),
+        T(
+            "C < y/d is T - 1 < y, T the bound of y/d < C + 1",
+            ("y", "C", "d"),
+            lambda m, y, C, d: _quotient_below(m, y, C, d, above=True),
+            QUOTIENT_DIVISORS,
+            True,
+            kind="exact",
+        ),
+    ),
+    "x <= c": (
+        T(
+            "x <= C is x < C + 1 when C + 1 fits",
+            ("x", "C"),
+            lambda m, x, C: (
+                m.lt(C, m.const(m.highest)),
+                m.le(x, C),
+                m.lt(x, m.add(C, m.const(1))),
+            ),
+        ),
+    ),
+    "c <= x": (
+        T(
+            "C <= x is C - 1 < x when C - 1 fits",
+            ("x", "C"),
+            lambda m, x, C: (m.lt(m.const(m.lowest), C), m.le(C, x), m.lt(m.sub(C, m.const(1)), x)),
+        ),
+    ),
+}
+
+
+def _eq_form(m, s, k, C, q, r, g):
+    fit, _ = _form_fits(m, s, k, g)
+    exact = m.exact(C) - m.exact(k) == m.exact(q) * m.exact(g) + m.exact(r)
+    lhs = m.add(m.mul(s, g), k) == C
+    # g divides C - k (r = 0): s == q; it does not (0 < r < g): never equal
+    rhs = z3.If(m.exact(r) == 0, s == q, False)
+    rem = m.exact(r)
+    return z3.And(fit, exact, rem >= 0, rem < m.exact(g)), lhs, rhs
+
+
+EQUALS = (
+    T(
+        "g*s + k == C is s == (C - k)/g, or false when g does not divide C - k",
+        ("s", "k", "C", "q", "r", "g"),
+        _eq_form,
+        GCDS,
+        True,
+        kind="exact",
+    ),
+)
+
+
+def _where_claim(m: Model, p, q, a, b, pick: str, tie: int, le: bool):
+    """where(p < q, a, b) (or p <= q, read as q - p + 1 >= 1) is min(a, b) when, exactly,
+    q - p (+1) = b - a + tie, and max(a, b) when it is a - b + tie (tie 0 or 1)."""
+    f = m.exact(q) - m.exact(p) + (1 if le else 0)
+    wa, wb = m.exact(a), m.exact(b)
+    premise = f == (wb - wa if pick == "min" else wa - wb) + tie
+    cond = m.le(p, q) if le else m.lt(p, q)
+    result = m.min(a, b) if pick == "min" else m.max(a, b)
+    return premise, z3.If(cond, a, b), result
+
+
+def _bool_and_int(name, lhs, rhs, ones_int=-1):
+    """One theorem for ints and one for bools, with `ones` all ones (-1, or true)."""
+    return (
+        T(
+            name,
+            ("x", "y"),
+            lambda m, x, y: (
+                True,
+                lhs(m, x, y, m.const(ones_int)),
+                rhs(m, x, y, m.const(ones_int)),
+            ),
+        ),
+        T(
+            name,
+            ("x", "y"),
+            lambda m, x, y: (True, lhs(m, x, y, m.const(True)), rhs(m, x, y, m.const(True))),
+            kind="bool",
+        ),
+    )
+
+
+def _and(m, a, b):
+    return m.and_(a, b)
+
+
+def _or(m, a, b):
+    return m.or_(a, b)
+
+
+def _xor(m, a, b):
+    return m.xor(a, b)
+
+
+F = "float"
+B = "bool"
+PROOFS: dict[str, tuple[Theorem, ...]] = {
+    # identities of wrapping arithmetic: no condition
+    "x + 0": (_identity("x + 0 = x", lambda m, x: m.add(x, m.const(0)), _same),),
+    "f: x + -0.0": (
+        _identity("x + -0.0 = x", lambda m, x: m.add(x, m.const(-0.0)), _same, kind=F),
+    ),
+    "x - 0": (_identity("x - 0 = x", lambda m, x: m.sub(x, m.const(0)), _same),),
+    "f: x - 0.0": (_identity("x - 0.0 = x", lambda m, x: m.sub(x, m.const(0.0)), _same, kind=F),),
+    "x * 1": (_identity("x * 1 = x", lambda m, x: m.mul(x, m.const(1)), _same),),
+    "f: x * 1.0": (_identity("x * 1.0 = x", lambda m, x: m.mul(x, m.const(1.0)), _same, kind=F),),
+    "x * -1": (
+        _identity("x * -1 = -x", lambda m, x: m.mul(x, m.const(-1)), lambda m, x: m.neg(x), True),
+    ),
+    "f: x * -1.0": (
+        _identity(
+            "x * -1.0 = -x", lambda m, x: m.mul(x, m.const(-1.0)), lambda m, x: m.neg(x), kind=F
+        ),
+    ),
+    "x * 0": (_identity("x * 0 = 0", lambda m, x: m.mul(x, m.const(0)), _zero),),
+    "x - x": (_identity("x - x = 0", lambda m, x: m.sub(x, x), _zero),),
+    "-(-x)": (
+        _identity("-(-x) = x", lambda m, x: m.neg(m.neg(x)), _same),
+        _identity("-(-x) = x", lambda m, x: m.neg(m.neg(x)), _same, kind=F),
+    ),
+    "f: x / 1.0": (_identity("x / 1.0 = x", lambda m, x: m.fdiv(x, m.const(1.0)), _same, kind=F),),
+    "x / 1": (_identity("x / 1 = x", lambda m, x: m.idiv(x, m.const(1)), _same),),
+    "x / -1": (
+        _identity("x / -1 = -x", lambda m, x: m.idiv(x, m.const(-1)), lambda m, x: m.neg(x), True),
+    ),
+    "x / 0": (
+        _identity(
+            "x / 0 = -1 (all ones)", lambda m, x: m.idiv(x, m.const(0)), lambda m, x: m.const(-1)
+        ),
+    ),
+    "x % 1": (_identity("x % 1 = 0", lambda m, x: m.mod(x, m.const(1)), _zero),),
+    "x % -1": (_identity("x % -1 = 0", lambda m, x: m.mod(x, m.const(-1)), _zero, True),),
+    "x % 0": (_identity("x % 0 = x", lambda m, x: m.mod(x, m.const(0)), _same),),
+    "max(x, x)": (
+        _identity("max(x, x) = x", lambda m, x: m.max(x, x), _same),
+        _identity("max(x, x) = x", lambda m, x: m.max(x, x), _same, kind=F),
+    ),
+    "min(x, x)": (
+        _identity("min(x, x) = x", lambda m, x: m.min(x, x), _same),
+        _identity("min(x, x) = x", lambda m, x: m.min(x, x), _same, kind=F),
+    ),
+    "x & x": (
+        _identity("x & x = x", lambda m, x: m.and_(x, x), _same),
+        _identity("x & x = x", lambda m, x: m.and_(x, x), _same, kind=B),
+    ),
+    "x | x": (
+        _identity("x | x = x", lambda m, x: m.or_(x, x), _same),
+        _identity("x | x = x", lambda m, x: m.or_(x, x), _same, kind=B),
+    ),
+    "x ^ x": (
+        _identity("x ^ x = 0", lambda m, x: m.xor(x, x), _zero),
+        _identity("x ^ x = false", lambda m, x: m.xor(x, x), lambda m, x: m.const(False), kind=B),
+    ),
+    "x & 0": (_identity("x & 0 = 0", lambda m, x: m.and_(x, m.const(0)), _zero),),
+    "x & -1": (_identity("x & -1 = x", lambda m, x: m.and_(x, m.const(-1)), _same, True),),
+    "x | 0": (_identity("x | 0 = x", lambda m, x: m.or_(x, m.const(0)), _same),),
+    "x | -1": (
+        _identity(
+            "x | -1 = -1", lambda m, x: m.or_(x, m.const(-1)), lambda m, x: m.const(-1), True
+        ),
+    ),
+    "x ^ 0": (_identity("x ^ 0 = x", lambda m, x: m.xor(x, m.const(0)), _same),),
+    "b: x & true": (_identity("x & true = x", lambda m, x: m.and_(x, True), _same, kind=B),),
+    "b: x & false": (
+        _identity("x & false = false", lambda m, x: m.and_(x, False), lambda m, x: False, kind=B),
+    ),
+    "b: x | false": (_identity("x | false = x", lambda m, x: m.or_(x, False), _same, kind=B),),
+    "b: x | true": (
+        _identity("x | true = true", lambda m, x: m.or_(x, True), lambda m, x: True, kind=B),
+    ),
+    "b: x ^ false": (_identity("x ^ false = x", lambda m, x: m.xor(x, False), _same, kind=B),),
+    "x << c, c % 32 = 0": (
+        T(
+            "x << c = x when c & 31 = 0",
+            ("x", "c"),
+            lambda m, x, c: ((c & 31) == 0, m.shl(x, c), x),
+        ),
+    ),
+    "x >> c, c % 32 = 0": (
+        T(
+            "x >> c = x when c & 31 = 0",
+            ("x", "c"),
+            lambda m, x, c: ((c & 31) == 0, m.shr(x, c), x),
+        ),
+    ),
+    "x < x": (
+        _identity("x < x is false", lambda m, x: m.lt(x, x), lambda m, x: False),
+        _identity("x < x is false", lambda m, x: m.lt(x, x), lambda m, x: False, kind=F),
+    ),
+    "x == x": (
+        _identity("x == x is true", lambda m, x: x == x, lambda m, x: True),
+        _identity("x == x is true", lambda m, x: x == x, lambda m, x: True, kind=B),
+    ),
+    "x != x": (
+        _identity("x != x is false", lambda m, x: x != x, lambda m, x: False),
+        _identity("x != x is false", lambda m, x: x != x, lambda m, x: False, kind=B),
+    ),
+    "x <= x": (_identity("x <= x is true", lambda m, x: m.le(x, x), lambda m, x: True),),
+    "where(true, a, b)": (
+        T("where(true, a, b) = a", ("a", "b"), lambda m, a, b: (True, z3.If(True, a, b), a)),
+        T(
+            "where(true, a, b) = a",
+            ("a", "b"),
+            lambda m, a, b: (True, z3.If(True, a, b), a),
+            kind=F,
+        ),
+    ),
+    "where(false, a, b)": (
+        T("where(false, a, b) = b", ("a", "b"), lambda m, a, b: (True, z3.If(False, a, b), b)),
+        T(
+            "where(false, a, b) = b",
+            ("a", "b"),
+            lambda m, a, b: (True, z3.If(False, a, b), b),
+            kind=F,
+        ),
+    ),
+    "where(c, a, a)": (
+        T("where(c, a, a) = a", ("a", "b"), lambda m, a, b: (True, z3.If(m.lt(a, b), a, a), a)),
+        T(
+            "where(c, a, a) = a",
+            ("a", "b"),
+            lambda m, a, b: (True, z3.If(m.lt(a, b), a, a), a),
+            kind=F,
+        ),
+    ),
+    "where(c, true, false)": (
+        _identity("where(c, true, false) = c", lambda m, x: z3.If(x, True, False), _same, kind=B),
+    ),
+    "cast to its own type": (
+        _identity(
+            "an int cast widens exactly and wraps: to its own width, that is x",
+            lambda m, x: z3.Extract(BITS - 1, 0, m.exact(x)),
+            _same,
+        ),
+    ),
+    # MAX, MIN, WHERE, bitwise and bool identities
+    "max(max(x, c1), c2)": (
+        T(
+            "max(max(x, a), b) = max(x, max(a, b))",
+            ("x", "a", "b"),
+            lambda m, x, a, b: (True, m.max(m.max(x, a), b), m.max(x, m.max(a, b))),
+        ),
+    ),
+    "min(min(x, c1), c2)": (
+        T(
+            "min(min(x, a), b) = min(x, min(a, b))",
+            ("x", "a", "b"),
+            lambda m, x, a, b: (True, m.min(m.min(x, a), b), m.min(x, m.min(a, b))),
+        ),
+    ),
+    "where(p < q, a, b) to max/min": tuple(
+        T(
+            f"where(p {'<=' if le else '<'} q, a, b) = {pick}(a, b) when q - p"
+            f"{' + 1' if le else ''} = {'b - a' if pick == 'min' else 'a - b'} + {tie}",
+            ("p", "q", "a", "b"),
+            lambda m, p, q, a, b, pick=pick, tie=tie, le=le: _where_claim(
+                m, p, q, a, b, pick, tie, le
+            ),
+            signed_only=True,
+        )
+        for pick in ("min", "max")
+        for tie in (0, 1)
+        for le in (False, True)
+    ),
+    **{
+        f"(x {name} c1) {name} c2": tuple(
+            T(
+                f"(x {name} a) {name} b = x {name} (a {name} b)",
+                ("x", "a", "b"),
+                lambda m, x, a, b, f=f: (True, f(m, f(m, x, a), b), f(m, x, f(m, a, b))),
+                kind=kind,
+            )
+            for kind in ("int", B)
+        )
+        for name, f in (("&", _and), ("|", _or), ("^", _xor))
+    },
+    "x & ~x": (
+        *_bool_and_int(
+            "x & (x ^ ones) = 0",
+            lambda m, x, y, o: m.and_(x, m.xor(x, o)),
+            lambda m, x, y, o: m.xor(o, o),
+        ),
+        T(
+            "p1 < q1 and p2 < q2 with q2 - p2 = 1 - (q1 - p1) exactly: never both",
+            ("p1", "q1", "p2", "q2"),
+            lambda m, p1, q1, p2, q2: (
+                _opposite_forms(m, p1, q1, p2, q2),
+                z3.And(m.lt(p1, q1), m.lt(p2, q2)),
+                False,
+            ),
+            signed_only=True,
+        ),
+        T(
+            "(a < b) & (b <= a), (a <= b) & (b < a), (a == b) & (a != b) are false",
+            ("a", "b"),
+            lambda m, a, b: (True, z3.Or(*(z3.And(p, q) for p, q in _opposites(m, a, b))), False),
+        ),
+    ),
+    "x | ~x": (
+        *_bool_and_int(
+            "x | (x ^ ones) = ones",
+            lambda m, x, y, o: m.or_(x, m.xor(x, o)),
+            lambda m, x, y, o: o,
+        ),
+        T(
+            "p1 < q1 or p2 < q2 with q2 - p2 = 1 - (q1 - p1) exactly: always one",
+            ("p1", "q1", "p2", "q2"),
+            lambda m, p1, q1, p2, q2: (
+                _opposite_forms(m, p1, q1, p2, q2),
+                z3.Or(m.lt(p1, q1), m.lt(p2, q2)),
+                True,
+            ),
+            signed_only=True,
+        ),
+        T(
+            "(a < b) | (b <= a), (a <= b) | (b < a), (a == b) | (a != b) are true",
+            ("a", "b"),
+            lambda m, a, b: (True, z3.And(*(z3.Or(p, q) for p, q in _opposites(m, a, b))), True),
+        ),
+    ),
+    "x & (x | y)": _bool_and_int(
+        "x & (x | y) = x", lambda m, x, y, o: m.and_(x, m.or_(x, y)), lambda m, x, y, o: x
+    ),
+    "x | (x & y)": _bool_and_int(
+        "x | (x & y) = x", lambda m, x, y, o: m.or_(x, m.and_(x, y)), lambda m, x, y, o: x
+    ),
+    "b: x == true": (_identity("(x == true) = x", lambda m, x: x == m.const(True), _same, kind=B),),
+    "b: x != false": (
+        _identity("(x != false) = x", lambda m, x: x != m.const(False), _same, kind=B),
+    ),
+    "b: x == false": (
+        _identity(
+            "(x == false) = x ^ true",
+            lambda m, x: x == m.const(False),
+            lambda m, x: m.xor(x, True),
+            kind=B,
+        ),
+    ),
+    "b: x != true": (
+        _identity(
+            "(x != true) = x ^ true",
+            lambda m, x: x != m.const(True),
+            lambda m, x: m.xor(x, True),
+            kind=B,
+        ),
+    ),
+    "b: not of a comparison": (
+        T(
+            "(a < b) ^ true = b <= a",
+            ("a", "b"),
+            lambda m, a, b: (True, z3.Not(m.lt(a, b)), m.le(b, a)),
+        ),
+        T(
+            "(a <= b) ^ true = b < a",
+            ("a", "b"),
+            lambda m, a, b: (True, z3.Not(m.le(a, b)), m.lt(b, a)),
+        ),
+        T("(a == b) ^ true = a != b", ("a", "b"), lambda m, a, b: (True, z3.Not(a == b), a != b)),
+        T("(a != b) ^ true = a == b", ("a", "b"), lambda m, a, b: (True, z3.Not(a != b), a == b)),
+        T(
+            "f: (a == b) ^ true = a != b (true with a NaN)",
+            ("a", "b"),
+            lambda m, a, b: (True, z3.Xor(z3.fpEQ(a, b), True), _fne(a, b)),
+            kind=F,
+        ),
+        T(
+            "f: (a != b) ^ true = a == b",
+            ("a", "b"),
+            lambda m, a, b: (True, z3.Xor(_fne(a, b), True), z3.fpEQ(a, b)),
+            kind=F,
+        ),
+    ),
+    "where(not c, a, b)": (
+        T(
+            "where(c ^ true, a, b) = where(c, b, a)",
+            ("a", "b"),
+            lambda m, a, b: (True, z3.If(z3.Xor(m.lt(a, b), True), a, b), z3.If(m.lt(a, b), b, a)),
+        ),
+    ),
+    "where(c, false, true)": (
+        _identity(
+            "where(c, false, true) = c ^ true",
+            lambda m, x: z3.If(x, False, True),
+            lambda m, x: m.xor(x, True),
+            kind=B,
+        ),
+    ),
+    "b: where(c, x, false)": (
+        T(
+            "where(c, x, false) = c & x",
+            ("x", "y"),
+            lambda m, x, y: (True, z3.If(y, x, False), m.and_(y, x)),
+            kind=B,
+        ),
+    ),
+    "b: where(c, true, x)": (
+        T(
+            "where(c, true, x) = c | x",
+            ("x", "y"),
+            lambda m, x, y: (True, z3.If(y, True, x), m.or_(y, x)),
+            kind=B,
+        ),
+    ),
+    # decided by bounds: the premise is what sound bounds guarantee for every value
+    "constant by bounds": (
+        T(
+            "lo <= x <= lo gives x = lo",
+            ("x", "lo"),
+            lambda m, x, lo: (z3.And(m.le(lo, x), m.le(x, lo)), x, lo),
+        ),
+    ),
+    "max(x, y), x >= y": (
+        T("max(x, y) = x when x >= y", ("x", "y"), lambda m, x, y: (m.le(y, x), m.max(x, y), x)),
+    ),
+    "min(x, y), x <= y": (
+        T("min(x, y) = x when x <= y", ("x", "y"), lambda m, x, y: (m.le(x, y), m.min(x, y), x)),
+    ),
+    "x % c, |x| < |c|": (
+        T(
+            "x % c = x when |x| < |c|",
+            ("x", "c"),
+            lambda m, x, c: (_below(m, x, c), m.mod(x, c), x),
+            DIVISORS,
+            every_divisor=True,
+        ),
+    ),
+    "x / c, |x| < |c|": (
+        T(
+            "x / c = 0 when |x| < |c|",
+            ("x", "c"),
+            lambda m, x, c: (_below(m, x, c), m.idiv(x, c), m.const(0)),
+            DIVISORS,
+            every_divisor=True,
+        ),
+    ),
+    # division and remainder of a linear form: the form is x (CONGRUENT), then these
+    "x / c, x linear": (CONGRUENT, *DIVIDE),
+    "x % c, x linear": (CONGRUENT, *REMAINDER),
+    "x % c, c < 0": (
+        T(
+            "x % c = x % -c for c < 0, c != MIN",
+            ("x", "c"),
+            lambda m, x, c: (
+                z3.And(m.lt(c, m.const(0)), c != m.const(MIN)),
+                m.mod(x, c),
+                m.mod(x, m.neg(c)),
+            ),
+            NEGATIVE_DIVISORS,
+            True,
+            kind="exact",
+        ),
+    ),
+    "(x / c1) / c2": (RECOMBINE[3],),
+    "(y/a + k) / b": (
+        T(
+            "(y/a + k)/b = (y + k*a)/(a*b) for a, b > 0, y >= 0, y + k*a >= 0, fitting",
+            ("y", "k", "a", "b"),
+            lambda m, y, k, a, b: (
+                z3.And(
+                    m.le(m.const(0), y),
+                    m.exact(y) + m.exact(k) * m.exact(a) >= 0,
+                    _fits(m, m.exact(y) + m.exact(k) * m.exact(a)),
+                    _fits(m, m.exact(k) * m.exact(a)),
+                    m.mul_fits(a, b),
+                ),
+                m.idiv(m.add(m.idiv(y, a), k), b),
+                m.idiv(m.add(y, m.mul(k, a)), m.mul(a, b)),
+            ),
+            tuple({"a": a, "b": b} for a, b in ((2, 2), (4, 3), (3, 16))),
+            kind="exact",
+        ),
+    ),
+    "(x % c1) % c2": (
+        T(
+            "(x % a) % b = x % b when a, b > 0 and b divides a",
+            ("x", "a", "b", "q"),
+            lambda m, x, a, b, q: (
+                z3.And(_positive(m, a), _positive(m, b), m.mul_fits(b, q), a == m.mul(b, q)),
+                m.mod(m.mod(x, a), b),
+                m.mod(x, b),
+            ),
+            tuple({"a": a, "b": b} for a, b in ((4, 2), (12, 4), (16, 4), (MAX, 1))),
+            every_divisor=True,
+        ),
+    ),
+    **COMPARE,
+    "x == c, x linear": (CONGRUENT, *EQUALS),
+    "x != c, x linear": (CONGRUENT, *EQUALS),  # x != C is NOT (x == C): the same facts decide it
+    "sum of products": (CONGRUENT, *RING, *RECOMBINE),
+    "commutative operand order": (
+        T(
+            "a op b = b op a for + * max min & | ^ == !=",
+            ("a", "b"),
+            lambda m, a, b: (
+                True,
+                z3.And(
+                    m.add(a, b) == m.add(b, a),
+                    m.mul(a, b) == m.mul(b, a),
+                    m.max(a, b) == m.max(b, a),
+                    m.min(a, b) == m.min(b, a),
+                    m.and_(a, b) == m.and_(b, a),
+                    m.or_(a, b) == m.or_(b, a),
+                    m.xor(a, b) == m.xor(b, a),
+                    (a == b) == (b == a),
+                ),
+                True,
+            ),
+        ),
+        T(
+            "f: a op b = b op a for + * max min",
+            ("a", "b"),
+            lambda m, a, b: (
+                True,
+                z3.And(*(_nan_or_same(m, f(a, b), f(b, a)) for f in (m.add, m.mul, m.max, m.min))),
+                True,
+            ),
+            kind=F,
+        ),
+        T(
+            "b: a op b = b op a for & | ^ == !=",
+            ("a", "b"),
+            lambda m, a, b: (
+                True,
+                z3.And(
+                    m.and_(a, b) == m.and_(b, a),
+                    m.or_(a, b) == m.or_(b, a),
+                    m.xor(a, b) == m.xor(b, a),
+                    (a == b) == (b == a),
+                    (a != b) == (b != a),
+                ),
+                True,
+            ),
+            kind=B,
+        ),
+    ),
+}
+
+
+def _opposite_forms(m: Model, p1, q1, p2, q2) -> z3.BoolRef:
+    """q2 - p2 = 1 - (q1 - p1) in exact arithmetic (p1 <= q1 is q1 - p1 + 1 >= 1, the same)."""
+    w = m.exact
+    return w(q2) - w(p2) == 1 - (w(q1) - w(p1))
+
+
+def _opposites(m: Model, a, b) -> list[tuple]:
+    """The pairs of int comparisons _negation treats as each other's NOT."""
+    return [(m.lt(a, b), m.le(b, a)), (m.le(a, b), m.lt(b, a)), (a == b, a != b), (a == b, b != a)]
+
+
+def _fne(a, b) -> z3.BoolRef:
+    """CMPNE of floats: true when either is a NaN (uir.md section 4)."""
+    return z3.Or(z3.fpIsNaN(a), z3.fpIsNaN(b), z3.Not(z3.fpEQ(a, b)))
+
+
+def _nan_or_same(m: Float32, a, b) -> z3.BoolRef:
+    return z3.Not(m.differ(a, b))
+
+
+def missing_theorems(rule_names, proofs) -> list[str]:
+    """The names of rules with no theorem."""
+    return sorted(name for name in rule_names if not proofs.get(name))
+
+
+def test_every_simplify_rule_has_a_theorem():
+    # Constant folding is the one exception: it computes with the interpreter's own semantics
+    # table, which defines what every op means, so there is nothing to prove it against.
+    from uir.rewrite.fold import fold_rules
+    from uir.rewrite.simplify import NAMED_RULES, simplify_rules
+
+    named = {id(rule) for rule in NAMED_RULES.values()} | {id(rule) for rule in fold_rules.rules}
+    unnamed = [
+        pattern for pattern, rewrite in simplify_rules.rules if id((pattern, rewrite)) not in named
+    ]
+    assert all(id(rule) in named for rule in simplify_rules.rules), unnamed
+    assert missing_theorems(NAMED_RULES, PROOFS) == []
+    assert sorted(set(PROOFS) - set(NAMED_RULES)) == []  # no theorem for a rule that is gone
+
+
+def test_a_rule_without_a_theorem_is_caught():
+    assert missing_theorems(["x + 0", "a new rule"], PROOFS) == ["a new rule"]
+
+
+def _cases(every_divisor: bool = False) -> list:
+    """(model, theorem) pairs: each theorem in the models of its kind, or, with every_divisor,
+    the theorems marked so in exact integers with their divisors left symbolic."""
+    models: dict[str, list] = {
+        "int": [BitVec32(True), BitVec32(False)],
+        "exact": [Exact(True), Exact(False)],
+        "float": [Float32()],
+        "bool": [Bool()],
+    }
+    cases = []
+    for rule, theorems in PROOFS.items():
+        for t in theorems:
+            if every_divisor and not t.every_divisor:
+                continue
+            for m in models["exact"] if every_divisor else models[t.kind]:
+                if m.signed or not t.signed_only:
+                    cases.append(pytest.param(m, t, id=f"{m.name}: {rule}: {t.name}"))
+    return cases
+
+
+@pytest.mark.parametrize(("model", "theorem"), _cases())
+def test_rule_holds(model, theorem):
     for fixed in theorem.divisors or ({},):
         if model.signed or min(fixed.values(), default=0) >= 0:
             assert counterexample(model, theorem, fixed) is None, fixed
 
 
-DIVISION = tuple(t for t in THEOREMS if t.divisors)
-
-
-@pytest.mark.parametrize(("model", "theorem"), _cases([Exact(True), Exact(False)], DIVISION))
+@pytest.mark.parametrize(("model", "theorem"), _cases(every_divisor=True))
 def test_division_rule_holds_for_every_divisor(model, theorem):
     assert counterexample(model, theorem) is None
 
@@ -501,6 +1364,9 @@ def bounded(x: UOp, top: int) -> UOp:
 
 
 i, j, k = bounded(p0, 1000), bounded(p1, 3), bounded(p2, 3)
+_true = UOp(Op.CONST, op(Op.CMPLT, p0, p1).type, (), True)
+_false = UOp(Op.CONST, op(Op.CMPLT, p0, p1).type, (), False)
+_both = op(Op.AND, op(Op.CMPLT, p0, p1), op(Op.CMPLT, p1, p2))  # a bool no rule rewrites
 x_in_0_7, y_in_0_7 = bounded(p0, 7), bounded(p1, 7)
 x_in_10_17 = op(Op.ADD, x_in_0_7, const(10))
 x_in_minus7_0 = op(Op.ADD, x_in_0_7, const(-7))
@@ -533,7 +1399,7 @@ INSTANCES = [
     ("x >> 0", op(Op.SHR, p0, const(0)), p0),
     ("(x + 3) + 4", op(Op.ADD, op(Op.ADD, p0, const(3)), const(4)), op(Op.ADD, p0, const(7))),
     ("(x * 3) * 4", op(Op.MUL, op(Op.MUL, p0, const(3)), const(4)), op(Op.MUL, p0, const(12))),
-    ("x - 5", op(Op.SUB, p0, const(5)), op(Op.ADD, p0, const(-5))),
+    ("(x - 5) + 2", op(Op.ADD, op(Op.SUB, p0, const(5)), const(2)), op(Op.SUB, p0, const(3))),
     (
         "(x + 1) * 4",
         op(Op.MUL, op(Op.ADD, i, const(1)), const(4)),
@@ -593,6 +1459,105 @@ INSTANCES = [
         "8 <= x, 0 <= x <= 7",
         op(Op.CMPLE, const(8), x_in_0_7),
         UOp(Op.CONST, op(Op.CMPLT, p0, p0).type, (), False),
+    ),
+    # like terms meet wherever they sit in a chain (issue 17, family 5)
+    (
+        "((x*-4) + 1) + x*4",
+        op(Op.ADD, op(Op.ADD, op(Op.MUL, p0, const(-4)), const(1)), op(Op.MUL, p0, const(4))),
+        const(1),
+    ),
+    ("x + (-x)", op(Op.ADD, p0, op(Op.NEG, p0)), const(0)),
+    (
+        "(x*3 + y) + x",
+        op(Op.ADD, op(Op.ADD, op(Op.MUL, p0, const(3)), p1), p0),
+        op(Op.ADD, op(Op.MUL, p0, const(4)), p1),
+    ),
+    # quotient and remainder recombine (family 1), for every x: the total semantics keep it
+    (
+        "(x/4)*4 + x%4",
+        op(Op.ADD, op(Op.MUL, op(Op.IDIV, p0, const(4)), const(4)), op(Op.MOD, p0, const(4))),
+        p0,
+    ),
+    (
+        "x - (x/4)*4",
+        op(Op.SUB, p0, op(Op.MUL, op(Op.IDIV, p0, const(4)), const(4))),
+        op(Op.MOD, p0, const(4)),
+    ),
+    (
+        "((x/4)%3)*4 + x%4",
+        op(
+            Op.ADD,
+            op(Op.MUL, op(Op.MOD, op(Op.IDIV, p0, const(4)), const(3)), const(4)),
+            op(Op.MOD, p0, const(4)),
+        ),
+        op(Op.MOD, p0, const(12)),
+    ),
+    # division by a constant that does not divide every coefficient (family 2), 0 <= i <= 1000
+    ("(i*4) / 8", op(Op.IDIV, op(Op.MUL, i, const(4)), const(8)), op(Op.IDIV, i, const(2))),
+    (
+        "(i*4 + 3) / 16",
+        op(Op.IDIV, op(Op.ADD, op(Op.MUL, i, const(4)), const(3)), const(16)),
+        op(Op.IDIV, i, const(4)),
+    ),
+    (
+        "((i/2) + 1) / 2",
+        op(Op.IDIV, op(Op.ADD, op(Op.IDIV, i, const(2)), const(1)), const(2)),
+        op(Op.IDIV, op(Op.ADD, i, const(2)), const(4)),
+    ),
+    (
+        "(i*4 + 3) % 16",
+        op(Op.MOD, op(Op.ADD, op(Op.MUL, i, const(4)), const(3)), const(16)),
+        op(Op.ADD, op(Op.MUL, op(Op.MOD, i, const(4)), const(4)), const(3)),
+    ),
+    (
+        "(i*6 + j) / 3",
+        op(Op.IDIV, op(Op.ADD, op(Op.MUL, i, const(6)), j), const(3)),
+        op(Op.ADD, op(Op.MUL, i, const(2)), op(Op.IDIV, j, const(3))),
+    ),
+    ("x % -8", op(Op.MOD, p0, const(-8)), op(Op.MOD, p0, const(8))),
+    # comparisons with a constant (family 3)
+    ("i*4 < 13", op(Op.CMPLT, op(Op.MUL, i, const(4)), const(13)), op(Op.CMPLT, i, const(4))),
+    ("i + 2 < 3", op(Op.CMPLT, op(Op.ADD, i, const(2)), const(3)), op(Op.CMPLT, i, const(1))),
+    ("i/4 < 3", op(Op.CMPLT, op(Op.IDIV, i, const(4)), const(3)), op(Op.CMPLT, i, const(12))),
+    ("2 < i/4", op(Op.CMPLT, const(2), op(Op.IDIV, i, const(4))), op(Op.CMPLT, const(11), i)),
+    ("i <= 5", op(Op.CMPLE, i, const(5)), op(Op.CMPLT, i, const(6))),
+    (
+        "i*4 == 13",
+        op(Op.CMPEQ, op(Op.MUL, i, const(4)), const(13)),
+        UOp(Op.CONST, op(Op.CMPLT, p0, p0).type, (), False),
+    ),
+    (
+        "i*4 + 4 == 12",
+        op(Op.CMPEQ, op(Op.ADD, op(Op.MUL, i, const(4)), const(4)), const(12)),
+        op(Op.CMPEQ, i, const(2)),
+    ),
+    # bounds of a division by a bounded variable decide it (family 4): [0, 3] / [4, 7] is 0
+    ("i/(j + 4), i <= 3", op(Op.IDIV, j, op(Op.ADD, k, const(4))), const(0)),
+    # MAX/MIN, WHERE, XOR and bool identities (family 6)
+    (
+        "max(max(x, 10), 11)",
+        op(Op.MAX, op(Op.MAX, p0, const(10)), const(11)),
+        op(Op.MAX, p0, const(11)),
+    ),
+    (
+        "min(min(x, 10), 11)",
+        op(Op.MIN, op(Op.MIN, p0, const(10)), const(11)),
+        op(Op.MIN, p0, const(10)),
+    ),
+    (
+        "where(x < 0, 0, x)",
+        UOp(Op.WHERE, I32, (op(Op.CMPLT, p0, const(0)), const(0), p0)),
+        op(Op.MAX, p0, const(0)),
+    ),
+    ("where(x < y, x, y)", UOp(Op.WHERE, I32, (op(Op.CMPLT, p0, p1), p0, p1)), op(Op.MIN, p0, p1)),
+    ("(x ^ 5) ^ 5", op(Op.XOR, op(Op.XOR, p0, const(5)), const(5)), p0),
+    ("x & ~x", op(Op.AND, p0, op(Op.XOR, p0, const(-1))), const(0)),
+    ("c & !c", op(Op.AND, op(Op.CMPLT, p0, p1), op(Op.XOR, op(Op.CMPLT, p0, p1), _true)), _false),
+    ("!(x < y)", op(Op.XOR, op(Op.CMPLT, p0, p1), _true), op(Op.CMPLE, p1, p0)),
+    (
+        "where(!c, a, b)",
+        UOp(Op.WHERE, I32, (op(Op.XOR, _both, _true), p2, p0)),
+        UOp(Op.WHERE, I32, (_both, p0, p2)),
     ),
     ("where(x < x, a, b)", UOp(Op.WHERE, I32, (op(Op.CMPLT, p0, p0), p1, p2)), p2),
     ("where(c, a, a)", UOp(Op.WHERE, I32, (op(Op.CMPLT, p0, p2), p1, p1)), p1),

@@ -33,9 +33,9 @@ def _const(uop: UOp, _: list[Interval]) -> Interval | None:
 
 
 def _tdiv(a: int, c: int) -> int:
-    """Integer division truncating toward zero, as IDIV does for a positive divisor."""
-    q = abs(a) // c
-    return q if a >= 0 else -q
+    """Integer division truncating toward zero, as IDIV does (c != 0)."""
+    q = abs(a) // abs(c)
+    return q if (a >= 0) == (c > 0) else -q
 
 
 def _add(_: UOp, s: list[Interval]) -> Interval:
@@ -88,25 +88,47 @@ def _or(uop: UOp, s: list[Interval]) -> Interval | None:
     return None
 
 
+def _nonzero_parts(d: Interval) -> list[Interval]:
+    """The divisor interval without 0, as its negative and positive parts."""
+    parts = []
+    if d[0] < 0:
+        parts.append((d[0], min(d[1], -1)))
+    if d[1] > 0:
+        parts.append((max(d[0], 1), d[1]))
+    return parts
+
+
 def _idiv(_: UOp, s: list[Interval]) -> Interval | None:
-    c = _constant(s[1])
-    if c is None or c <= 0:
-        return None
-    return _tdiv(s[0][0], c), _tdiv(s[0][1], c)  # truncation is monotonic
+    """x / d: on a divisor range of one sign, the exact quotient is monotonic in each operand,
+    so its extremes lie at the corners, and truncation keeps them there. A divisor range that
+    holds 0 adds x/0 = -1. MIN / -1 is 2**31 exactly, which leaves the type: full range."""
+    a = s[0]
+    quotients = [_tdiv(n, d) for lo, hi in _nonzero_parts(s[1]) for n in a for d in (lo, hi)]
+    if s[1][0] <= 0 <= s[1][1]:
+        quotients.append(-1)
+    return min(quotients), max(quotients)
 
 
 def _mod(_: UOp, s: list[Interval]) -> Interval | None:
-    c = _constant(s[1])
-    if c is None or c <= 0:
-        return None
-    lo, hi = s[0]
-    if lo >= 0 and hi < c:
-        return lo, hi
-    if lo >= 0:
-        return 0, min(hi, c - 1)
-    if hi <= 0:
-        return max(lo, -(c - 1)), 0
-    return -(c - 1), c - 1
+    """x % d takes x's sign and is smaller than |d| in magnitude, and is x itself when |x| < |d|;
+    d = 0 gives x (the total semantics). A non-negative x whose range crosses no multiple of a
+    constant d keeps its order: [lo % d, hi % d]."""
+    (lo, hi), (d_lo, d_hi) = s
+    parts = _nonzero_parts(s[1])
+    results = [(lo, hi)] if d_lo <= 0 <= d_hi else []
+    if parts:
+        largest = max(abs(d_lo), abs(d_hi)) - 1  # |x % d| <= |d| - 1
+        smallest = min(min(abs(p) for p in part) for part in parts)
+        m = abs(d_lo)
+        if -smallest < lo and hi < smallest:
+            results.append((lo, hi))  # |x| < |d| for every d: x % d is x
+        elif d_lo == d_hi and lo >= 0 and hi - lo < m and lo % m <= hi % m:
+            results.append((lo % m, hi % m))
+        else:
+            r_lo = 0 if lo >= 0 else max(lo, -largest)
+            r_hi = 0 if hi <= 0 else min(hi, largest)
+            results.append((r_lo, r_hi))
+    return min(r[0] for r in results), max(r[1] for r in results)
 
 
 def _shr(uop: UOp, s: list[Interval]) -> Interval | None:
