@@ -38,4 +38,6 @@ def test_installing_the_package_adds_backend_c(tmp_path):
     rendered = subprocess.run(
         [uir, "render", str(program)], capture_output=True, text=True, env=env
     )
-    assert rendered.returncode == 0 and "void uir_program(int32_t *out0)" in rendered.stdout
+    assert (
+        rendered.returncode == 0 and "void uir_program(int32_t *restrict out0)" in rendered.stdout
+    )

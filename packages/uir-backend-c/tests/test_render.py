@@ -3,12 +3,18 @@ the dtypes and corners the week-1 suite does not reach, and the rendered text's 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from uir.backend.c import toolchain
+from uir.backend.c import plugin, toolchain
 from uir.backend.c.plugin import CBackend, compile_many, load_source
+from uir.backend.c.render import render_c
 from uir.core import BackendError, parse, verify
+from uir.core.calls import inline_calls
 from uir.core.output import format_value
+
+ROOT = Path(__file__).resolve().parents[3]
 
 pytestmark = pytest.mark.skipif(not CBackend().available()[0], reason="no C compiler")
 
@@ -173,7 +179,8 @@ ABI_PROGRAM = (
 def test_the_entry_point_takes_buffers_by_slot_then_value_outputs():
     text = CBackend().render(program(ABI_PROGRAM))
     assert (
-        "void uir_program(uint8_t *buf1, uint16_t *buf5, int32_t *out0, uint16_t *out1) {" in text
+        "void uir_program(uint8_t *restrict buf1, uint16_t *restrict buf5, "
+        "int32_t *restrict out0, uint16_t *restrict out1) {" in text
     )
 
 
@@ -245,3 +252,29 @@ def test_an_unwritable_cache_is_a_backend_error(monkeypatch, tmp_path):
     monkeypatch.setenv("UIR_CACHE_DIR", str(blocker / "cache"))  # under a file: mkdir fails
     with pytest.raises(BackendError, match="compile cache"):
         toolchain.compile_shared(["int uir_unwritable_probe(void) { return 1; }\n"])
+
+
+def test_the_header_names_each_outputs_sink_source_and_unused_buffers_are_voided():
+    # SINK void %c %k %v %b: source 0 is slot 1 (read back, never touched in the body), sources 1
+    # and 2 are values (out0, out1), source 3 is slot 5 (loaded from).
+    text = CBackend().render(program(ABI_PROGRAM))
+    assert " *   out0: SINK source 1, int32_t[1] (i32)" in text
+    assert " *   out1: SINK source 2, uint16_t[1] (f16)" in text
+    assert "(void)buf1;" in text and "(void)buf5;" not in text
+
+
+def test_the_backend_inlines_calls_once(monkeypatch):
+    calls = []
+
+    def counting(sink):
+        calls.append(sink)
+        return inline_calls(sink)
+
+    monkeypatch.setattr(plugin, "inline_calls", counting)
+    sink = program((ROOT / "suites" / "week1" / "call_spec_example.uir").read_text())
+    CBackend().render(sink)
+    assert len(calls) == 1
+    CBackend().compile(sink)
+    assert len(calls) == 2
+    with pytest.raises(BackendError, match="cannot render"):
+        render_c(sink)  # the renderer itself leaves CALLs to its caller

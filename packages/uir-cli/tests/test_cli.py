@@ -1,6 +1,5 @@
 import subprocess
 import sys
-import textwrap
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -88,37 +87,6 @@ def test_plugins_lists_the_interpreter(capsys):
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out
     assert "interp   available" in out
-
-
-PLUGIN = textwrap.dedent(
-    """
-    from uir.core.plugins import Pass, hookimpl
-    from uir.core.ops import Op
-
-
-    def negate_outputs(sink):
-        return sink.replace(src=tuple(s.replace(op=Op.NEG, src=(s,), arg=None) for s in sink.src))
-
-
-    @hookimpl
-    def uir_passes():
-        return [Pass("negate", "lower", "negates every output (a test plugin)", negate_outputs)]
-    """
-)
-
-
-def test_a_plugin_module_named_with_p_adds_its_pass(tmp_path, monkeypatch, capsys):
-    (tmp_path / "negplugin.py").write_text(PLUGIN)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    path = write(tmp_path, ADD)
-    assert main(["plugins", "-p", "negplugin"]) == 0
-    assert "negate" in capsys.readouterr().out
-    assert main(["run", "-p", "negplugin", path]) == 0
-    assert capsys.readouterr().out == "-5\n"
-    assert main(["run", "-p", "negplugin", "--no-opt", path]) == 0
-    assert capsys.readouterr().out == "5\n"
-    assert main(["run", "-p", "negplugin", "--skip", "negate", path]) == 0
-    assert capsys.readouterr().out == "5\n"
 
 
 def test_an_unimportable_plugin_is_a_usage_error(tmp_path, capsys):

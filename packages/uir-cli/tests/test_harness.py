@@ -11,10 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from uir.cli.forkserver import ForkServer
-from uir.cli.harness import Compiler, reference_compiler, run_test, run_tests, student_compiler
-from uir.cli.judge import Verdict
-from uir.cli.limits import Limits
+from uir.cli.grading.forkserver import ForkServer
+from uir.cli.grading.harness import (
+    Compiler,
+    reference_compiler,
+    run_test,
+    run_tests,
+    student_compiler,
+)
+from uir.cli.grading.judge import Verdict
+from uir.cli.grading.limits import Limits
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SUITE = FIXTURES / "suite"

@@ -6,9 +6,9 @@ import signal
 
 import pytest
 
-from uir.cli.judge import Verdict, judge, lines_match, output_lines, tokens_match
-from uir.cli.sandbox import Outcome, Status
-from uir.cli.testfile import parse_test
+from uir.cli.grading.judge import Verdict, judge, lines_match, output_lines, tokens_match
+from uir.cli.grading.sandbox import Outcome, Status
+from uir.cli.grading.testfile import parse_test
 
 PROGRAM = "%a = CONST i32 5\n%out = SINK void %a\n"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from uir.cli.limits import Limits
-from uir.cli.mutants import (
+from uir.cli.grading.limits import Limits
+from uir.cli.grading.mutants import (
     Mutant,
     MutantsFileError,
     Status,

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from uir.cli.forkserver import ForkServer
-from uir.cli.harness import Compiler, run_test
-from uir.cli.limits import Limits
-from uir.cli.report import failure_details
+from uir.cli.grading.forkserver import ForkServer
+from uir.cli.grading.harness import Compiler, run_test
+from uir.cli.grading.limits import Limits
+from uir.cli.grading.report import failure_details
 
 SUITES = Path(__file__).resolve().parents[3] / "suites"
 WEEK1 = sorted((SUITES / "week1").glob("*.uir"))

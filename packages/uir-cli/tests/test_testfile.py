@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from uir.cli.testfile import TestFileError, collect_tests, parse_test, read_test
+from uir.cli.grading.testfile import TestFileError, collect_tests, parse_test, read_test
 
 PROGRAM = "%a = CONST i32 5\n%out = SINK void %a\n"
 

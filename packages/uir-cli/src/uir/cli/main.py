@@ -9,7 +9,9 @@ from collections.abc import Sequence
 from uir.core import UIRError
 from uir.core.errors import UsageError
 
-from . import grading_commands, plugins_command, program_commands
+from . import plugins_command, program_commands
+from .grading import commands as grading_commands
+from .output import flush_output, output_error
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,6 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _report(error: UIRError, where: str) -> int:
+    print(error.render(where), file=sys.stderr)
+    return error.exit_code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `uir` script: returns the exit code."""
     parser = build_parser()
@@ -59,15 +66,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = getattr(args, "file", None) or "uir"
         if where == "-":
             where = "<stdin>"
-        return args.handler(args)
+        code = args.handler(args)
+        flush_output()
+        return code
+    except BrokenPipeError as exc:  # a print() whose reader went away
+        return _report(output_error(exc), where)
     except UIRError as error:
-        print(error.render(where), file=sys.stderr)
-        return error.exit_code
+        return _report(error, where)
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        sys.stderr.close()  # the reader went away; nothing more to say
-        return 1
     except (Exception, RecursionError, MemoryError) as exc:
         print(f"{where}: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 4

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from uir.core.plugins import STAGES, load_registry
+from uir.core.plugins import load_registry
+
+from .output import write_output
 
 
 def plugins_command(args: argparse.Namespace) -> int:
@@ -12,17 +14,19 @@ def plugins_command(args: argparse.Namespace) -> int:
     lines = ["plugins:"]
     lines += [f"  {name}" for name in registry.plugins]
     lines.append("passes (in pipeline order):")
-    for stage in STAGES:
-        for p in (p for p in registry.passes if p.stage == stage):
-            lines.append(f"  {stage:<9} {p.name:<12} {p.description} [{registry.owners[p.name]}]")
+    for p in registry.passes:
+        owner = registry.pass_owners[p.name]
+        lines.append(f"  {p.stage:<9} {p.name:<12} {p.description} [{owner}]")
     if not registry.passes:
         lines.append("  (none installed)")
     lines.append("backends:")
     for name, backend in sorted(registry.backends.items()):
         ok, reason = backend.available()
         status = "available" if ok else f"unavailable: {reason}"
-        lines.append(f"  {name:<8} {status}; {backend.description} [{registry.owners[name]}]")
-    print("\n".join(lines))
+        lines.append(
+            f"  {name:<8} {status}; {backend.description} [{registry.backend_owners[name]}]"
+        )
+    write_output("\n".join(lines) + "\n")
     return 0
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from uir.core import Program, UOp, print_program
+from uir.core import UOp, print_program
 from uir.core.errors import BackendError
 from uir.core.output import format_value
-from uir.core.plugins import Backend, Registry, load_registry
+from uir.core.plugins import Backend, Registry, load_registry, run_passes
 
+from .output import write_output
 from .source import load_program, read_source
 
 
@@ -18,57 +18,53 @@ def _split(names: str | None) -> list[str]:
 
 
 def optimize(sink: UOp, registry: Registry, args: argparse.Namespace) -> UOp:
-    """Run the selected passes of the installed pipeline, in stage order."""
-    for p in registry.pipeline(_split(args.passes), _split(args.skip)):
-        sink = p.run(sink)
-    return sink
+    """Run the selected passes of the installed pipeline, in pipeline order, each result checked
+    (a pass that breaks the program is an internal error naming the pass)."""
+    return run_passes(sink, registry.pipeline(_split(args.passes), _split(args.skip)))
 
 
-def _compile_ready(args: argparse.Namespace) -> tuple[Backend, Program, UOp]:
-    """The chosen backend, the verified program, and its graph after the selected passes."""
+def _compile_ready(args: argparse.Namespace) -> tuple[Backend, UOp]:
+    """The chosen backend and the verified program's graph after the selected passes."""
     registry = load_registry(args.plugin_modules)
     backend = registry.backend(args.backend)
     ok, reason = backend.available()
     if not ok:
         raise BackendError(f"backend '{backend.name}' is not available here: {reason}")
     program = load_program(read_source(args.file))
-    sink = program.sink if args.no_opt else optimize(program.sink, registry, args)
-    return backend, program, sink
+    return backend, program.sink if args.no_opt else optimize(program.sink, registry, args)
 
 
 def run_command(args: argparse.Namespace) -> int:
-    backend, program, sink = _compile_ready(args)
+    backend, sink = _compile_ready(args)
     outputs = backend.compile(sink).run()
     # Everything is computed before anything is printed: an error leaves stdout empty.
-    text = "".join(
-        format_value(v, s.dtype) + "\n" for v, s in zip(outputs, program.sink.src, strict=True)
-    )
-    sys.stdout.write(text)
+    text = "".join(format_value(v, s.dtype) + "\n" for v, s in zip(outputs, sink.src, strict=True))
+    write_output(text)
     return 0
 
 
 def render_command(args: argparse.Namespace) -> int:
-    backend, _, sink = _compile_ready(args)
-    sys.stdout.write(backend.render(sink))
+    backend, sink = _compile_ready(args)
+    write_output(backend.render(sink))
     return 0
 
 
 def check_command(args: argparse.Namespace) -> int:
     program = load_program(read_source(args.file))
-    print(f"{program.path}: ok")
+    write_output(f"{program.path}: ok\n")
     return 0
 
 
 def fmt_command(args: argparse.Namespace) -> int:
     program = load_program(read_source(args.file), check=False)
-    sys.stdout.write(print_program(program.sink))
+    write_output(print_program(program.sink))
     return 0
 
 
 def opt_command(args: argparse.Namespace) -> int:
     registry = load_registry(args.plugin_modules)
     program = load_program(read_source(args.file))
-    sys.stdout.write(print_program(optimize(program.sink, registry, args)))
+    write_output(print_program(optimize(program.sink, registry, args)))
     return 0
 
 

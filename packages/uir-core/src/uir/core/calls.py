@@ -1,17 +1,22 @@
-"""CALL substitution (uir.md section 5): a body with its PARAMs replaced by a call's arguments.
+"""CALL inlining (uir.md section 5): each CALL becomes its body with the arguments substituted.
 
-Both walks are iterative, and substitution never enters a nested CALL's body: that body is closed
-and its PARAMs belong to the nested call.
+This is the one inliner: the verifier's bounds proofs, the interpreter, the backends and the
+`inline` pass all use `inline_calls`. It is a single rule run top-down by the rewrite engine, so a
+CALL is replaced before its operands are visited: `substitute` meets the body as written, inner
+CALLs included, and never enters a nested body (that body is closed and its PARAMs belong to the
+nested call, even where it reuses the slot numbers, and so the very PARAM UOps, of the outer one).
+What the substitution builds is then rewritten in turn, which inlines the inner calls and the
+arguments. A program without CALL comes back as the very same object, nothing rebuilt.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .engine import Origins, graph_rewrite
 from .ops import Op
+from .pattern import P, Rules
 from .uop import UOp
-
-Origins = dict[UOp, UOp]
 
 
 def substitute(body: UOp, args: Sequence[UOp], origins: Origins | None = None) -> UOp:
@@ -31,33 +36,19 @@ def substitute(body: UOp, args: Sequence[UOp], origins: Origins | None = None) -
     return new[body]
 
 
+def _inline(call: UOp, ctx: Origins | None) -> UOp:
+    body, *args = call.src
+    return substitute(body, args, ctx)
+
+
+inline_rules = Rules([(P(Op.CALL, name="call"), _inline)])
+"""The inlining rule; its context is the Origins table to fill, or None."""
+
+
 def inline_calls(root: UOp, origins: Origins | None = None) -> UOp:
     """The graph under `root` with every CALL replaced by its substituted body, recursively.
 
     `origins`, when given, maps each UOp built here to the original UOp it is a copy of, so that
     errors found on the inlined graph can name the line the user wrote.
     """
-    done: dict[UOp, UOp] = {}
-    stack = [root]
-    while stack:
-        uop = stack[-1]
-        if uop in done:
-            stack.pop()
-            continue
-        inputs = uop.src[1:] if uop.op is Op.CALL else uop.src
-        waiting = [s for s in inputs if s not in done]
-        if waiting:
-            stack.extend(waiting)
-            continue
-        if uop.op is Op.CALL:
-            body = substitute(uop.src[0], [done[s] for s in inputs], origins)
-            if body not in done:
-                stack.append(body)  # the substituted body may hold nested CALLs: inline it too
-                continue
-            done[uop] = done[body]
-        else:
-            done[uop] = rebuilt = uop.replace(src=tuple(done[s] for s in uop.src))
-            if origins is not None:
-                origins.setdefault(rebuilt, origins.get(uop, uop))
-        stack.pop()
-    return done[root]
+    return graph_rewrite(root, inline_rules, origins, bottom_up=False, origins=origins)

@@ -1,21 +1,29 @@
 """Hook specifications and the plugin manager: the only seam between UIR packages.
 
 Plugins register through the entry-point group `uir` (installed packages) or by module name
-(`uir -p module`, as pytest does). A plugin module defines `uir_passes` and/or `uir_backends`
-decorated with `hookimpl`.
+(`uir -p module`, as pytest does: a module in the current directory is found too). A plugin module
+defines `uir_passes` and/or `uir_backends` decorated with `hookimpl`. Installed plugins register
+first, then the named modules in the order named; that registration order is the order of passes
+within a stage, unless a pass places itself with `before` or `after`.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import pluggy
 
-from .errors import BackendError, UsageError
+from .dtypes import DType
+from .errors import BackendError, UIRError, UsageError, VerifyError
+from .ops import Op
+from .parse import Program
 from .uop import UOp
+from .verify import verify
 
 if TYPE_CHECKING:
     import numpy as np  # for annotations only: loading plugins must not load numpy
@@ -29,12 +37,21 @@ STAGES = ("inline", "simplify", "rangeify", "lower", "schedule")
 
 @dataclass(frozen=True)
 class Pass:
-    """A graph-to-graph transformation that keeps the program's meaning."""
+    """A graph-to-graph transformation that keeps the program's meaning.
+
+    `stage` places the pass among the built-in stages (STAGES): a pass of stage `inline` runs
+    after CALLs are inlined and before any simplification, say. Within its stage a pass runs in
+    registration order, unless it names in `before` or `after` (not both) another pass of the same
+    stage to run right before or after: `Pass("mine", "simplify", ..., before="fold")` runs
+    first in the simplify stage.
+    """
 
     name: str
     stage: str
     description: str
     run: Callable[[UOp], UOp]
+    before: str | None = None
+    after: str | None = None
 
 
 class Compiled(Protocol):
@@ -64,7 +81,14 @@ class Backend(Protocol):
 class HookSpecs:
     @hookspec
     def uir_passes(self) -> Iterable[Pass]:
-        """Return the passes this plugin adds. Called once when the registry is built."""
+        """Return the passes this plugin adds. Called once when the registry is built.
+
+        Passes run stage by stage in STAGES order; within a stage, in plugin registration order
+        (installed plugins, then `-p` modules in the order named), except that a pass naming
+        another pass of its stage in `before` or `after` runs right before or after it. Every
+        pass must return a valid program that prints what its input prints: the pipeline checks
+        this and blames the pass otherwise.
+        """
 
     @hookspec
     def uir_backends(self) -> Iterable[Backend]:
@@ -78,7 +102,8 @@ class Registry:
     plugins: tuple[str, ...]
     passes: tuple[Pass, ...]  # in pipeline order
     backends: dict[str, Backend]
-    owners: dict[str, str]  # pass or backend name -> plugin name
+    pass_owners: dict[str, str]  # pass name -> plugin name
+    backend_owners: dict[str, str]  # backend name -> plugin name
 
     def backend(self, name: str) -> Backend:
         if name not in self.backends:
@@ -87,7 +112,7 @@ class Registry:
         return self.backends[name]
 
     def pipeline(self, only: Sequence[str] = (), skip: Sequence[str] = ()) -> list[Pass]:
-        """The passes to run: all in stage order, or just `only`, less `skip`."""
+        """The passes to run: all in pipeline order, or just `only`, less `skip`."""
         known = {p.name for p in self.passes}
         for name in (*only, *skip):
             if name not in known:
@@ -95,15 +120,127 @@ class Registry:
         return [p for p in self.passes if (not only or p.name in only) and p.name not in skip]
 
 
+def run_passes(sink: UOp, passes: Iterable[Pass]) -> UOp:
+    """`sink` after each pass in turn, the result verified.
+
+    A pass must return a verified program (uir.md section 6) that prints what its input prints:
+    as many outputs, each of the same dtype and size. Raises BackendError naming the first pass
+    that raises, returns something else, or changes what the program prints.
+    """
+    printed = _printed(sink)
+    results: list[tuple[Pass, UOp]] = []
+    for p in passes:
+        try:
+            new = p.run(sink)
+        except UIRError as exc:
+            raise BackendError(f"pass '{p.name}' failed: {exc.message}") from exc
+        except Exception as exc:
+            raise BackendError(f"pass '{p.name}' failed: {type(exc).__name__}: {exc}") from exc
+        if not isinstance(new, UOp) or new.op is not Op.SINK:
+            raise BackendError(f"pass '{p.name}' returned {new!r}, not a SINK")
+        if _printed(new) != printed:
+            raise BackendError(
+                f"pass '{p.name}' changed the program's outputs from {_describe(sink)} "
+                f"to {_describe(new)}"
+            )
+        results.append((p, new))
+        sink = new
+    if results and _invalid(sink) is not None:
+        # Verifying the last result is enough when all is well (and programs shrink along the
+        # pipeline); only a failure pays for finding the first pass whose result is invalid.
+        for p, result in results:
+            why = _invalid(result)
+            if why is not None:
+                raise BackendError(f"pass '{p.name}' produced an invalid program: {why}")
+    return sink
+
+
+def _invalid(sink: UOp) -> str | None:
+    """Why `sink` is not a valid program, or None when it is."""
+    try:
+        verify(Program(sink, {}))
+    except VerifyError as exc:
+        return exc.message
+    except Exception as exc:  # a graph no parser would build may trip the verifier itself
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def _printed(sink: UOp) -> list[tuple[DType, int]]:
+    """What the program prints, as far as types say: each output's dtype and element count."""
+    return [(s.dtype, s.type.size) for s in sink.src]
+
+
+def _describe(sink: UOp) -> str:
+    return "(" + ", ".join(str(s.type) for s in sink.src) + ")"
+
+
 def _collect(pm: pluggy.PluginManager, hook: str) -> list[tuple[str, object]]:
     found = []
-    for impl in reversed(getattr(pm.hook, hook).get_hookimpls()):  # registration order
+    # pluggy lists implementations in registration order (and calls them in the reverse).
+    for impl in getattr(pm.hook, hook).get_hookimpls():
         try:
             items = impl.function()
         except Exception as exc:
             raise BackendError(f"plugin '{impl.plugin_name}' failed in {hook}: {exc}") from exc
         found.extend((impl.plugin_name, item) for item in items)
     return found
+
+
+def _import_plugin(name: str) -> object:
+    """The module `name`, looked for in the current directory first, as `python -m` and pytest's
+    `-p` find it; sys.path is left as it was."""
+    cwd = os.getcwd()
+    sys.path.insert(0, cwd)
+    try:
+        return importlib.import_module(name)
+    except Exception as exc:
+        raise UsageError(f"cannot import plugin module '{name}': {exc}") from exc
+    finally:
+        sys.path.remove(cwd)  # the first occurrence: the one inserted above
+
+
+def _pipeline_order(passes: list[Pass], owners: dict[str, str]) -> list[Pass]:
+    """Passes by stage, in registration order, each placed one right next to its anchor.
+
+    `passes` is in registration order. Passes placed next to the same anchor keep registration
+    order among themselves, and a placed pass may itself be an anchor.
+    """
+    by_name = {p.name: p for p in passes}
+    next_to: dict[str, tuple[list[Pass], list[Pass]]] = {p.name: ([], []) for p in passes}
+    for p in passes:
+        where = f"pass '{p.name}' of plugin '{owners[p.name]}'"
+        if p.before is not None and p.after is not None:
+            raise BackendError(f"{where} names both a pass to run before and one to run after")
+        anchor = p.before if p.before is not None else p.after
+        if anchor is None:
+            continue
+        if anchor not in by_name:
+            raise BackendError(f"{where} is placed next to '{anchor}': no such pass")
+        if by_name[anchor].stage != p.stage:
+            raise BackendError(
+                f"{where} is placed next to '{anchor}', which is in another stage "
+                f"({by_name[anchor].stage}, not {p.stage})"
+            )
+        next_to[anchor][0 if p.before is not None else 1].append(p)
+
+    order: list[Pass] = []
+
+    def emit(p: Pass) -> None:
+        before, after = next_to[p.name]
+        for q in before:
+            emit(q)
+        order.append(p)
+        for q in after:
+            emit(q)
+
+    unplaced = [p for p in passes if p.before is None and p.after is None]
+    for p in sorted(unplaced, key=lambda p: STAGES.index(p.stage)):  # stable: registration order
+        emit(p)
+    if len(order) < len(passes):
+        stuck = ", ".join(p.name for p in passes if p not in order)
+        raise BackendError(f"passes placed next to each other in a circle: {stuck}")
+    return order
 
 
 def load_registry(modules: Sequence[str] = ()) -> Registry:
@@ -115,30 +252,30 @@ def load_registry(modules: Sequence[str] = ()) -> Registry:
     except Exception as exc:
         raise BackendError(f"an installed plugin failed to load: {exc}") from exc
     for name in modules:
-        try:
-            module = importlib.import_module(name)
-        except Exception as exc:
-            raise UsageError(f"cannot import plugin module '{name}': {exc}") from exc
+        module = _import_plugin(name)
         if pm.get_plugin(name) is None and not pm.is_registered(module):
             pm.register(module, name=name)
 
-    owners: dict[str, str] = {}
+    pass_owners: dict[str, str] = {}
     passes: list[Pass] = []
     for plugin, p in _collect(pm, "uir_passes"):
         if p.stage not in STAGES:
             raise BackendError(f"pass '{p.name}' of plugin '{plugin}' has unknown stage {p.stage}")
-        if p.name in owners:
-            raise BackendError(f"pass '{p.name}' is defined by '{owners[p.name]}' and '{plugin}'")
-        owners[p.name] = plugin
+        if p.name in pass_owners:
+            raise BackendError(
+                f"pass '{p.name}' is defined by '{pass_owners[p.name]}' and '{plugin}'"
+            )
+        pass_owners[p.name] = plugin
         passes.append(p)
-    passes.sort(key=lambda p: STAGES.index(p.stage))  # stable: keeps registration order
+    backend_owners: dict[str, str] = {}
     backends: dict[str, Backend] = {}
     for plugin, b in _collect(pm, "uir_backends"):
         if b.name in backends:
             raise BackendError(
-                f"backend '{b.name}' is defined by '{owners[b.name]}' and '{plugin}'"
+                f"backend '{b.name}' is defined by '{backend_owners[b.name]}' and '{plugin}'"
             )
-        owners[b.name] = plugin
+        backend_owners[b.name] = plugin
         backends[b.name] = b
     names = tuple(name for name, _ in pm.list_name_plugin())
-    return Registry(names, tuple(passes), backends, owners)
+    ordered = _pipeline_order(passes, pass_owners)
+    return Registry(names, tuple(ordered), backends, pass_owners, backend_owners)

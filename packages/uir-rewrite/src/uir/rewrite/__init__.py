@@ -1,1 +1,1 @@
-"""UIR rewrites: patterns, the graph rewrite engine, and the inline, fold and simplify passes."""
+"""UIR rewrites: the inline, fold and simplify passes, rule tables run by uir.core.engine."""

@@ -15,10 +15,9 @@ import numpy as np
 from uir.core.arrays import const_array
 from uir.core.dtypes import DType
 from uir.core.ops import ALU, Op
+from uir.core.pattern import P, Rules
 from uir.core.semantics import apply
 from uir.core.uop import UOp
-
-from .pattern import P, Rules
 
 
 def python_value(value: object, dtype: DType) -> bool | int | float:

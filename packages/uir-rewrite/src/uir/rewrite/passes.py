@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from uir.core.calls import inline_calls
+from uir.core.engine import graph_rewrite
 from uir.core.plugins import Pass, hookimpl
 from uir.core.uop import UOp
 
-from .engine import graph_rewrite
 from .fold import fold_rules
-from .inline import inline_rules
 from .simplify import simplify_rules
 
 
 def inline(sink: UOp) -> UOp:
-    """Every CALL replaced by its body, the arguments substituted for its PARAMs."""
-    return graph_rewrite(sink, inline_rules)
+    """Every CALL replaced by its body, the arguments substituted for its PARAMs (core's inliner,
+    the one the verifier and the backends use)."""
+    return inline_calls(sink)
 
 
 def fold(sink: UOp) -> UOp:

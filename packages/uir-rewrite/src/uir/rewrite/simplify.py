@@ -20,10 +20,10 @@ import weakref
 
 from uir.core.bounds import bounds, full_range
 from uir.core.ops import ALU, COMMUTATIVE, Op
+from uir.core.pattern import BOOLS, FLOATS, INTS, NUMBERS, P, Rules
 from uir.core.uop import UOp, arg_key
 
 from .fold import fold_rules
-from .pattern import BOOLS, FLOATS, INTS, NUMBERS, P, Rules
 
 # --- helpers the conditions use ------------------------------------------------------------------
 

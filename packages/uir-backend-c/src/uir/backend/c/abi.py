@@ -1,13 +1,14 @@
 """The C ABI of a rendered program: which pointers the entry point takes, in what order and types.
 
-    void uir_program(B0 *buf0, ..., Bk *bufk, O0 *out0, ..., Om *outm);
+    void uir_program(B0 *restrict buf0, ..., Bk *restrict bufk, O0 *restrict out0, ...);
 
 First one pointer per global BUFFER, in increasing slot order (slots need not be contiguous); then
 one pointer per SINK source that the program computes as a value rather than names as memory, in
-SINK order. A buffer holds its elements flat; an output holds a scalar as one element and a vector
-as its elements. Element types (`storage_ctype`) keep every bit pattern defined: bools travel as
-uint8_t (0 or 1 written, any nonzero read as true), f16 and bf16 as uint16_t holding their IEEE
-binary16 / bfloat16 bits, every other dtype as its C99 <stdint.h> or float type.
+SINK order. No two parameters overlap, hence `restrict`. A buffer holds its elements flat; an
+output holds a scalar as one element and a vector as its elements. Element types (`storage_ctype`)
+keep every bit pattern defined: bools travel as uint8_t (0 or 1 written, any nonzero read as true),
+f16 and bf16 as uint16_t holding their IEEE binary16 / bfloat16 bits, every other dtype as its C99
+<stdint.h> or float type.
 
 A SINK source that is a global buffer version, or a SHRINK window of one, is not copied: the caller
 reads it from the buffer after the call (uir.md 6.3 makes it the buffer's last version).
@@ -72,6 +73,17 @@ def value_ctype(dtype: DType) -> str:
 def storage_ctype(dtype: DType) -> str:
     """The C type of one element of a buffer of `dtype`."""
     return _STORAGE_CTYPE[dtype]
+
+
+def storage_itemsize(dtype: DType) -> int:
+    """The bytes of one `storage_ctype(dtype)` element."""
+    return abi_numpy(dtype).itemsize
+
+
+def value_itemsize(dtype: DType) -> int:
+    """The bytes of one `value_ctype(dtype)` (a float for f16 and bf16; bool is one byte on every
+    ABI we compile for)."""
+    return 4 if dtype.name in ("f16", "bf16") else storage_itemsize(dtype)
 
 
 def abi_numpy(dtype: DType) -> np.dtype:

@@ -26,7 +26,7 @@ class CBackend:
         return True, ""
 
     def render(self, sink: UOp) -> str:
-        return render_c(sink)
+        return render_c(inline_calls(sink))
 
     def compile(self, sink: UOp) -> CompiledProgram:
         flat = inline_calls(sink)

@@ -214,6 +214,17 @@ static inline double uir_odd_double_{src}({src} a) {{
 }}"""
 
 
+def _alloc() -> str:
+    return """\
+/* A zeroed heap array of n elements, for arrays too big for the stack. The entry point returns
+   nothing, so running out of memory cannot be reported but by abort(): the runtime names it. */
+static inline void *uir_alloc(size_t n, size_t size) {
+    void *p = calloc(n, size);
+    if (p == NULL) abort();
+    return p;
+}"""
+
+
 class Helpers:
     """The helpers a program uses, in the order first needed, each once."""
 
@@ -252,6 +263,9 @@ class Helpers:
     def odd_double(self, src: DType) -> str:
         t = value_ctype(src)
         return self.use(f"uir_odd_double_{t}", lambda: _odd_double(t))
+
+    def alloc(self) -> str:
+        return self.use("uir_alloc", _alloc)
 
     def to_bits(self, d: DType, expr: str) -> str:
         """The bit pattern of a value of float or int dtype `d`, as its unsigned bits type."""

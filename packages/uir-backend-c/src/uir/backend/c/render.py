@@ -4,28 +4,42 @@ Every value gets one `const` local, in execution order. ALU ops render through `
 entry an op, each a function of the operand expressions; `expression` dispatches on it, so an op
 missing here fails loudly instead of rendering wrong code. Memory becomes pointer accesses:
 global buffers are the entry point's parameters (abi.py), LOCALs zeroed arrays, versions and
-windows only change which pointer and offset an INDEX uses.
+windows only change which pointer and offset an INDEX uses. Arrays the function declares live on
+its stack up to STACK_BYTES in all and on the heap beyond.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 
 from uir.core.bounds import bounds
-from uir.core.calls import inline_calls
 from uir.core.dtypes import DType, Type
 from uir.core.errors import BackendError
 from uir.core.ops import ALU, Op
 from uir.core.schedule import schedule
 from uir.core.uop import UOp
 
-from .abi import ENTRY, Layout, is_memory, layout, storage_ctype, value_ctype, window
+from .abi import (
+    ENTRY,
+    Layout,
+    is_memory,
+    layout,
+    storage_ctype,
+    storage_itemsize,
+    value_ctype,
+    value_itemsize,
+    window,
+)
 from .prelude import Helpers, bits_type, work_type
 
 # f16 and bf16 values live in floats; each operation computes in double and rounds once to them.
 _SMALL_FLOATS = ("f16", "bf16")
+
+# The most bytes of arrays one entry point keeps on its stack; larger arrays go on the heap. The
+# code runs on whatever stack its caller has (8 MiB for a main thread, often less for others):
+# a 16 MiB LOCAL on the stack is a crash, not a program.
+STACK_BYTES = 64 * 1024
 
 
 class Context:
@@ -251,17 +265,38 @@ class _Program:
         self.locals: dict[UOp, str] = {}
         self.declarations: list[str] = []
         self.body: list[str] = []
+        self.buffers_used: set[str] = set()
+        self.stack_bytes = 0  # of the arrays declared on the stack so far
+        self.heap: list[str] = []  # arrays to free before returning
+
+    def on_stack(self, size: int, itemsize: int) -> bool:
+        """Whether an array fits in what is left of STACK_BYTES; if so, it takes that room."""
+        if self.stack_bytes + size * itemsize > STACK_BYTES:
+            return False
+        self.stack_bytes += size * itemsize
+        return True
+
+    def heap_array(self, ctype: str, name: str, size: int) -> str:
+        """The declaration of `name` as a zeroed heap array, freed before the function returns."""
+        self.heap.append(name)
+        return f"{ctype} *{name} = {self.helpers.alloc()}({size}, sizeof *{name});"
 
     # memory -----------------------------------------------------------------------------------
 
     def pointer(self, root: UOp) -> str:
         if root.op is Op.BUFFER:
-            return f"buf{root.arg}"
+            name = f"buf{root.arg}"
+            self.buffers_used.add(name)
+            return name
         if root not in self.locals:
             name = f"local{len(self.locals)}"
             self.locals[root] = name
-            ctype = storage_ctype(root.dtype)
-            self.declarations.append(f"{ctype} {name}[{root.type.size}] = {{0}};")
+            ctype, size = storage_ctype(root.dtype), root.type.size
+            self.declarations.append(
+                f"{ctype} {name}[{size}] = {{0}};"
+                if self.on_stack(size, storage_itemsize(root.dtype))
+                else self.heap_array(ctype, name, size)
+            )
         return self.locals[root]
 
     def element(self, ref: UOp) -> str:
@@ -314,13 +349,24 @@ class _Program:
         name = self.names[uop] = f"v{len(self.names)}"
         self.body.append(f"const {value_ctype(uop.dtype)} {name} = {expr};")
 
-    def declare_array(self, uop: UOp, elements: list[str], static: bool = False) -> None:
+    def declare_table(self, uop: UOp, elements: list[str]) -> None:
+        """A shaped CONST: a static table, which takes no stack."""
         name = self.names[uop] = f"v{len(self.names)}"
-        qualifier = "static const" if static else "const"
         items = ", ".join(elements)
         self.body.append(
-            f"{qualifier} {value_ctype(uop.dtype)} {name}[{len(elements)}] = {{{items}}};"
+            f"static const {value_ctype(uop.dtype)} {name}[{len(elements)}] = {{{items}}};"
         )
+
+    def declare_stack(self, uop: UOp) -> None:
+        """A STACK: its elements in an array, on the stack or (large) on the heap."""
+        name = self.names[uop] = f"v{len(self.names)}"
+        ctype, elements = value_ctype(uop.dtype), [self.names[s] for s in uop.src]
+        if self.on_stack(len(elements), value_itemsize(uop.dtype)):
+            items = ", ".join(elements)
+            self.body.append(f"const {ctype} {name}[{len(elements)}] = {{{items}}};")
+        else:
+            self.body.append(self.heap_array(ctype, name, len(elements)))
+            self.body.extend(f"{name}[{i}] = {e};" for i, e in enumerate(elements))
 
     def alu(self, uop: UOp) -> None:
         render = ALU_RENDER[uop.op]
@@ -330,8 +376,13 @@ class _Program:
         # A shaped value computes elementwise (uir.md 8); all operands share its shape.
         name = self.names[uop] = f"v{len(self.names)}"
         expr = render(self.ctx, uop, [f"{self.names[s]}[e]" for s in uop.src])
-        self.body.append(f"{value_ctype(uop.dtype)} {name}[{uop.type.size}];")
-        self.body.append(f"for (int e = 0; e < {uop.type.size}; e++) {name}[e] = {expr};")
+        ctype, size = value_ctype(uop.dtype), uop.type.size
+        self.body.append(
+            f"{ctype} {name}[{size}];"
+            if self.on_stack(size, value_itemsize(uop.dtype))
+            else self.heap_array(ctype, name, size)
+        )
+        self.body.append(f"for (int e = 0; e < {size}; e++) {name}[e] = {expr};")
 
     def statement(self, uop: UOp) -> None:
         op = uop.op
@@ -339,11 +390,11 @@ class _Program:
             self.alu(uop)
         elif op is Op.CONST:
             if uop.type.shape:
-                self.declare_array(uop, [_literal(v, uop.dtype) for v in uop.arg], static=True)
+                self.declare_table(uop, [_literal(v, uop.dtype) for v in uop.arg])
             else:
                 self.declare(uop, _literal(uop.arg, uop.dtype))
         elif op is Op.STACK:
-            self.declare_array(uop, [self.names[s] for s in uop.src])
+            self.declare_stack(uop)
         elif op is Op.INDEX and not is_memory(uop.src[0]):
             # proven in range by the verifier (uir.md 5): no check at run time
             self.declare(uop, f"{self.names[uop.src[0]]}[{self.names[uop.src[1]]}]")
@@ -381,8 +432,10 @@ def _used_values(order: list[UOp]) -> set[UOp]:
 
 
 def _signature(abi: Layout, entry: str = ENTRY) -> str:
-    params = [f"{storage_ctype(b.type.dtype)} *buf{b.slot}" for b in abi.buffers]
-    params += [f"{storage_ctype(t.dtype)} *out{i}" for i, t in enumerate(abi.outputs)]
+    # restrict: distinct parameters never overlap (the ABI), and saying so lets the C compiler
+    # keep loaded values in registers across stores and vectorize neighbouring accesses.
+    params = [f"{storage_ctype(b.type.dtype)} *restrict buf{b.slot}" for b in abi.buffers]
+    params += [f"{storage_ctype(t.dtype)} *restrict out{i}" for i, t in enumerate(abi.outputs)]
     return f"void {entry}({', '.join(params) or 'void'})"
 
 
@@ -399,23 +452,23 @@ def _header(abi: Layout, entry: str) -> str:
     ]
     for b in abi.buffers:
         lines.append(f" *   buf{b.slot}: global BUFFER slot {b.slot}, {_describe(b.type)}")
+    sources = [k for k, back in enumerate(abi.readbacks) if back.output is not None]
     for i, t in enumerate(abi.outputs):
-        source = [r.output for r in abi.readbacks].index(i)
-        lines.append(f" *   out{i}: SINK source {source}, {_describe(t)}")
+        lines.append(f" *   out{i}: SINK source {sources[i]}, {_describe(t)}")
     lines.append(
         " * bool is uint8_t (0 or 1; nonzero reads as true); f16 and bf16 are their bits. */"
     )
     return "\n".join(lines)
 
 
-INCLUDES = "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n#include <string.h>"
+INCLUDES = "\n".join(f"#include <{h}.h>" for h in ("math", "stdbool", "stdint", "stdlib", "string"))
 
 
-def render_c(sink: UOp, entry: str = ENTRY) -> str:
-    """The C translation unit of a verified program: header comment, helpers, entry point.
+def render_c(flat: UOp, entry: str = ENTRY) -> str:
+    """The C translation unit of a verified program with its CALLs inlined
+    (uir.core.calls.inline_calls): header comment, helpers, entry point.
 
     `entry` renames the entry point, so that several programs can share one library (tests)."""
-    flat = inline_calls(sink)
     abi = layout(flat)
     program = _Program(flat, abi)
     order = schedule(flat)
@@ -425,15 +478,14 @@ def render_c(sink: UOp, entry: str = ENTRY) -> str:
             continue
         program.statement(uop)
     program.outputs()
-    # Parameters the body never touches (a buffer only read back) must not warn under -Wextra.
-    text = "\n".join(program.body)
-    unused = [f"(void){p};" for p in _parameter_names(abi) if not re.search(rf"\b{p}\b", text)]
-    lines = [*program.declarations, *unused, *program.body]
+    # A buffer the body never touches (one only read back) must not warn under -Wextra; every
+    # output is written.
+    unused = [
+        f"(void)buf{b.slot};" for b in abi.buffers if f"buf{b.slot}" not in program.buffers_used
+    ]
+    freed = [f"free({name});" for name in program.heap]
+    lines = [*program.declarations, *unused, *program.body, *freed]
     body = "\n".join(f"    {line}" for line in lines)
     helpers = program.helpers.text()
     parts = [_header(abi, entry), INCLUDES, helpers, f"{_signature(abi, entry)} {{\n{body}\n}}\n"]
     return "\n\n".join(p for p in parts if p)
-
-
-def _parameter_names(abi: Layout) -> list[str]:
-    return [f"buf{b.slot}" for b in abi.buffers] + [f"out{i}" for i in range(len(abi.outputs))]

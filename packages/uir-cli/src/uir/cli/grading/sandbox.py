@@ -5,9 +5,10 @@ resource limits on CPU time, address space, file size and core dumps, a wall-clo
 its standard output and error read with a size cap. Whatever the command does (crash, hang, flood
 its output, fail to exist) ends in an Outcome; nothing here raises for the command's misbehaviour.
 
-How the process is started is a Launcher: ExecLauncher runs a program (`subprocess`), and the
-fork server of forkserver.py starts a preloaded Python; both hand back a Started process that
-`run_limited` supervises the same way.
+How the process is started is a Launcher: ExecLauncher runs a program (`subprocess`), inside
+the namespaces and cgroup of isolation.py when given an Isolation, and the fork server of
+forkserver.py starts a preloaded Python; both hand back a Started process that `run_limited`
+supervises the same way.
 """
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ import os
 import selectors
 import signal
 import subprocess
+import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from .isolation import NO_ISOLATION, Cgroup, Isolation
 from .limits import Limits, apply_rlimits
 
 # How much of standard error is kept for the report; the rest is read and counted, not kept.
@@ -41,6 +45,7 @@ class Status(enum.Enum):
     TIMEOUT = "timeout"  # still running at the deadline: killed
     OUTPUT_LIMIT = "output-limit"  # wrote more than the cap: killed
     CANNOT_START = "cannot-start"  # never ran; see message
+    STOPPED = "stopped"  # killed because the grader was told to stop
 
 
 @dataclass(frozen=True)
@@ -84,8 +89,12 @@ class Launcher(Protocol):
 
 
 class _Popen:
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+    def __init__(
+        self, process: subprocess.Popen[bytes], isolation: Isolation, group: Cgroup | None
+    ) -> None:
         self.process = process
+        self.isolation = isolation
+        self.group = group
         self.pid = process.pid
         assert process.stdout is not None and process.stderr is not None
         self.stdout = process.stdout.fileno()
@@ -93,50 +102,81 @@ class _Popen:
 
     def wait(self, timeout: float) -> int | None:
         try:
-            return self.process.wait(timeout)
+            return self.isolation.exit_code(self.process.wait(timeout))
         except subprocess.TimeoutExpired:
             return None
 
     def close(self) -> None:
+        if self.group is not None:
+            self.group.kill()
         for stream in (self.process.stdout, self.process.stderr):
             if stream is not None:
                 stream.close()
 
 
-def _preexec(rlimits: list[tuple[int, int, int]]) -> Callable[[], None]:
-    # Runs in the forked child before exec: only setrlimit calls, no imports, no locks, which is
-    # what keeps preexec_fn safe while other threads supervise other tests.
+def _preexec(rlimits: list[tuple[int, int, int]], procs_files: list[str]) -> Callable[[], None]:
+    # Runs in the forked child before exec: only setrlimit and raw writes, no imports, no locks,
+    # which is what keeps preexec_fn safe while other threads supervise other tests.
     def apply() -> None:
         apply_rlimits(rlimits)
+        for name in procs_files:  # join the run's cgroup before anything can fork
+            fd = os.open(name, os.O_WRONLY)
+            try:
+                os.write(fd, b"0")
+            finally:
+                os.close(fd)
 
     return apply
 
 
 class ExecLauncher:
-    """Start a program with subprocess: the way any student compiler runs."""
+    """Start a program with subprocess: the way any student compiler runs, isolated as
+    `isolation` says (isolation.py)."""
+
+    def __init__(self, isolation: Isolation = NO_ISOLATION) -> None:
+        self.isolation = isolation
 
     def start(
         self, argv: Sequence[str], cwd: str, env: Mapping[str, str], limits: Limits
     ) -> Started:
+        if self.isolation.bwrap is not None:
+            # Inside the sandbox a missing program is bwrap's failure, exit 1: say it here.
+            if not os.path.exists(argv[0]):
+                raise CannotStart(f"{argv[0]}: no such file or command")
+            if not os.access(argv[0], os.X_OK) or os.path.isdir(argv[0]):
+                raise CannotStart(f"{argv[0]}: permission denied")
+        cgroups = self.isolation.cgroups
         try:
-            process = subprocess.Popen(
-                list(argv),
-                cwd=cwd,
-                env=dict(env),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                close_fds=True,
-                preexec_fn=_preexec(limits.rlimits()),
-            )
-        except FileNotFoundError as exc:
-            raise CannotStart(f"{argv[0]}: no such file or command") from exc
-        except PermissionError as exc:
-            raise CannotStart(f"{argv[0]}: permission denied") from exc
+            group = cgroups.create(limits) if cgroups is not None else None
+        except OSError as exc:
+            raise CannotStart(f"cannot make the run's cgroup: {exc}") from exc
+        procs = group.procs_files if group is not None else []
+        try:
+            # bwrap's options go through a file, not its command line (isolation.py).
+            with tempfile.TemporaryFile() as options:
+                options.write(self.isolation.options(cwd))
+                options.seek(0)
+                process = subprocess.Popen(
+                    self.isolation.wrap(argv, cwd, options.fileno()),
+                    pass_fds=(options.fileno(),),
+                    cwd=cwd,
+                    env=dict(env),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                    close_fds=True,
+                    preexec_fn=_preexec(limits.rlimits(), procs),
+                )
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
+            if group is not None:
+                group.kill()
+            if isinstance(exc, FileNotFoundError):
+                raise CannotStart(f"{argv[0]}: no such file or command") from exc
+            if isinstance(exc, PermissionError):
+                raise CannotStart(f"{argv[0]}: permission denied") from exc
             raise CannotStart(f"{argv[0]}: {exc}") from exc
-        return _Popen(process)
+        return _Popen(process, self.isolation, group)
 
 
 def kill_group(pid: int, alone_too: bool = True) -> None:
@@ -172,8 +212,11 @@ class _Streams:
                 self.stderr += chunk[:room]
 
 
-def _read_until(process: Started, streams: _Streams, deadline: float) -> str:
-    """Read both pipes until both close ("eof"), the cap is passed ("over") or the deadline.
+def _read_until(
+    process: Started, streams: _Streams, deadline: float, stop: threading.Event | None
+) -> str:
+    """Read both pipes until both close ("eof"), the cap is passed ("over"), the deadline, or
+    `stop` is set ("stopped").
 
     When the process has exited but something it started still holds a pipe open, reading
     stops EXITED_GRACE_S later ("eof" too): the run is over, and the leftovers get killed.
@@ -186,6 +229,8 @@ def _read_until(process: Started, streams: _Streams, deadline: float) -> str:
             now = time.monotonic()
             if now >= deadline:
                 return "deadline"
+            if stop is not None and stop.is_set():
+                return "stopped"
             if exited_at is None and process.wait(0) is not None:
                 exited_at = now
             if exited_at is not None and now - exited_at > EXITED_GRACE_S:
@@ -202,9 +247,14 @@ def _read_until(process: Started, streams: _Streams, deadline: float) -> str:
 
 
 def run_limited(
-    launcher: Launcher, argv: Sequence[str], cwd: str, env: Mapping[str, str], limits: Limits
+    launcher: Launcher,
+    argv: Sequence[str],
+    cwd: str,
+    env: Mapping[str, str],
+    limits: Limits,
+    stop: threading.Event | None = None,
 ) -> Outcome:
-    """Run `argv` to its end, or until a limit stops it, and say how it ended."""
+    """Run `argv` to its end, or until a limit or `stop` stops it, and say how it ended."""
     began = time.monotonic()
     deadline = began + limits.wall_s
     try:
@@ -213,7 +263,7 @@ def run_limited(
         return Outcome(Status.CANNOT_START, None, None, b"", b"", 0.0, str(exc))
     streams = _Streams(limits.output_bytes, bytearray(), bytearray())
     try:
-        ended = _read_until(process, streams, deadline)
+        ended = _read_until(process, streams, deadline, stop)
         code = None
         if ended == "eof":
             # The process exited, or closed both pipes and may still be running.
@@ -229,6 +279,8 @@ def run_limited(
     duration = time.monotonic() - began
     stdout = bytes(streams.stdout[: limits.output_bytes])
     stderr = bytes(streams.stderr)
+    if ended == "stopped":
+        return Outcome(Status.STOPPED, None, None, stdout, stderr, duration)
     if ended == "over":
         return Outcome(Status.OUTPUT_LIMIT, None, None, stdout, stderr, duration)
     if ended == "deadline":

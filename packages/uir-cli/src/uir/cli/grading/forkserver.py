@@ -129,7 +129,7 @@ class ForkServer:
         env = dict(os.environ)
         env.pop("PYTHONPATH", None)  # the server code is this installation's; see serve()
         env["OPENBLAS_NUM_THREADS"] = "1"  # no numpy thread pool alive across fork
-        code = "import sys; from uir.cli.forkserver import serve; serve(*sys.argv[1:])"
+        code = "import sys; from uir.cli.grading.forkserver import serve; serve(*sys.argv[1:])"
         self.server = subprocess.Popen(
             [sys.executable, "-c", code, str(listener.fileno()), pythonpath, main, *preload],
             stdin=subprocess.PIPE,  # closing it tells the server to stop

@@ -19,13 +19,19 @@ class Limits:
     memory_mb: int = 4096  # RLIMIT_AS: Python with numpy maps a few hundred MiB by itself
     output_bytes: int = MIB  # standard output, and standard error, each
     file_mb: int = 64  # RLIMIT_FSIZE: the largest file the command may write
+    # Processes and threads of one run, all together (a cgroup's pids.max; numpy's thread pool
+    # counts). Only where the grader can make cgroups, which also caps the run's total memory.
+    processes: int = 256
+    # Whether memory_mb also caps each process's address space (RLIMIT_AS). The render grader's
+    # sanitized build cannot run under it (AddressSanitizer reserves terabytes it never uses).
+    address_space: bool = True
 
     def rlimits(self) -> list[tuple[int, int, int]]:
         """(resource, soft, hard) for each limit, never above the hard limit we run under."""
         wanted = [(resource.RLIMIT_CORE, 0, 0)]  # a crash must not litter the disk
         if self.cpu_s > 0:
             wanted.append((resource.RLIMIT_CPU, self.cpu_s, self.cpu_s + 1))
-        if self.memory_mb > 0:
+        if self.memory_mb > 0 and self.address_space:
             wanted.append((resource.RLIMIT_AS, self.memory_mb * MIB, self.memory_mb * MIB))
         if self.file_mb > 0:
             wanted.append((resource.RLIMIT_FSIZE, self.file_mb * MIB, self.file_mb * MIB))
@@ -44,6 +50,7 @@ class Limits:
             "memory_mb": self.memory_mb,
             "output_bytes": self.output_bytes,
             "file_mb": self.file_mb,
+            "processes": self.processes,
         }
 
 

@@ -12,19 +12,22 @@ expressions). Patterns on a commutative op (ADD, MUL, MAX, MIN, AND, OR, XOR, CM
 match with their two sources swapped, so one rule covers `x + 0` and `0 + x`.
 
 A rewrite is a function called with the captures as keyword arguments; it returns the replacement
-UOp, or None when the rule does not apply after all (a bounds condition failed, say). A `Rules`
-table dispatches on the op of the UOp being rewritten, so only the rules that can match it are
-tried, however long the table grows.
+UOp, or None when the rule does not apply after all (a bounds condition failed, say). A rewrite
+that declares a parameter named `ctx` also receives the context the rewrite carries (see
+uir.core.engine.graph_rewrite): an allocator, a table of facts, whatever the pass needs to share
+between rules. A `Rules` table dispatches on the op of the UOp being rewritten, so only the rules
+that can match it are tried, however long the table grows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import inspect
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from uir.core.dtypes import DTYPES, DType
-from uir.core.ops import COMMUTATIVE, Op
-from uir.core.uop import UOp, arg_key
+from .dtypes import DTYPES, DType
+from .ops import COMMUTATIVE, Op
+from .uop import UOp, arg_key
 
 INTS = frozenset(d for d in DTYPES.values() if d.is_int)
 FLOATS = frozenset(d for d in DTYPES.values() if d.is_float)
@@ -218,22 +221,25 @@ def _match_sources(
 
 
 Rule = tuple[Pat, Rewrite]
+# A rule as a table holds it: whether the rewrite wants the context is decided once, here.
+_Entry = tuple[Pat, Rewrite, bool]
 
 
 class Rules:
     """An ordered table of `(pattern, rewrite)` rules, dispatched by the op of the UOp.
 
-    `rewrite(uop)` tries, in table order, the rules whose pattern can match `uop.op`, and returns
-    the first replacement a rule gives, or None when none applies. Tables combine with `+`.
+    `rewrite(uop, ctx)` tries, in table order, the rules whose pattern can match `uop.op`, and
+    returns the first replacement a rule gives, or None when none applies. Tables combine with `+`.
     """
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         self.rules: tuple[Rule, ...] = tuple(rules)
-        self._by_op: dict[Op, list[Rule]] = {op: [] for op in Op}
+        by_op: dict[Op, list[_Entry]] = {op: [] for op in Op}
         for pattern, rewrite in self.rules:
+            entry = (pattern, rewrite, _wants_ctx(pattern, rewrite))
             for op in pattern.ops if pattern.ops is not None else Op:
-                self._by_op[op].append((pattern, rewrite))
-        self._by_op_id = {id(op): rules for op, rules in self._by_op.items()}
+                by_op[op].append(entry)
+        self._by_op_id = {id(op): entries for op, entries in by_op.items()}
 
     def __add__(self, other: Rules) -> Rules:
         return Rules(self.rules + other.rules)
@@ -241,11 +247,28 @@ class Rules:
     def __len__(self) -> int:
         return len(self.rules)
 
-    def rewrite(self, uop: UOp) -> UOp | None:
+    def rewrite(self, uop: UOp, ctx: Any = None) -> UOp | None:
         """The replacement of `uop` by the first rule that applies, or None."""
-        for pattern, rewrite in self._by_op_id[id(uop.op)]:
+        for pattern, rewrite, wants_ctx in self._by_op_id[id(uop.op)]:
             for captures in pattern.match(uop):
-                result = rewrite(**captures)
+                result = rewrite(ctx=ctx, **captures) if wants_ctx else rewrite(**captures)
                 if result is not None and result is not uop:
                     return result
         return None
+
+
+def _wants_ctx(pattern: Pat, rewrite: Rewrite) -> bool:
+    """Whether `rewrite` declares a `ctx` parameter; a capture may not take that name."""
+    if "ctx" in _capture_names(pattern):
+        raise ValueError(f"{pattern}: 'ctx' names the rewrite's context and cannot be a capture")
+    try:
+        return "ctx" in inspect.signature(rewrite).parameters
+    except (TypeError, ValueError):  # a builtin without a signature takes no context
+        return False
+
+
+def _capture_names(pattern: Pat) -> Iterator[str]:
+    if pattern.name is not None:
+        yield pattern.name
+    for s in pattern.src or ():
+        yield from _capture_names(s)

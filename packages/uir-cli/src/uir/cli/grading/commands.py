@@ -1,15 +1,15 @@
 """The grading commands' command lines: `uir test` runs test files through a compiler, `uir mutants`
-runs a suite against planted bugs (spec/grading.md). The work is in grading.py."""
+runs a suite against planted bugs (spec/grading.md). The work is in actions.py."""
 
 from __future__ import annotations
 
 import argparse
-import math
 import os
+from collections.abc import Callable
 
 from .limits import MIB, Limits
 
-# The exit status when a run completed but something did not pass (grading.py returns it).
+# The exit status when a run completed but something did not pass (actions.py returns it).
 NOT_PASSED = 5
 
 
@@ -20,40 +20,53 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-# The handlers import grading.py when they run, not at the top: every `uir run` builds this
+# The handlers import actions.py when they run, not at the top: every `uir run` builds this
 # parser, and start-up time is paid once per test run, tens of thousands in a mutants run.
 
 
 def test_command(args: argparse.Namespace) -> int:
-    from . import grading
+    from . import actions
 
-    return grading.test(args)
+    return actions.test(args)
 
 
 def mutants_command(args: argparse.Namespace) -> int:
-    from . import grading
+    from . import actions
 
-    return grading.plant_and_run(args)
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+    return actions.plant_and_run(args)
 
 
-def _non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+# The largest limits taken: beyond them a number is a typo, and would overflow what the kernel
+# takes (setrlimit, timers) or what the grader keeps in memory.
+MAX_SECONDS = 86400.0
+MAX_MEMORY_MB = 1 << 22  # 4 TiB
+MAX_OUTPUT_BYTES = 1 << 30
+MAX_JOBS = 1024
+MAX_PROCESSES = 1 << 22
 
 
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0 or math.isinf(value):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+def _integer(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {value}")
+        return value
+
+    return parse
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not 0 < value <= MAX_SECONDS:  # false for nan too
+        raise argparse.ArgumentTypeError(
+            f"must be a number of seconds above 0 and at most {MAX_SECONDS:g}, got {text}"
+        )
     return value
 
 
@@ -65,34 +78,43 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--jobs",
         "-j",
-        type=_positive_int,
+        type=_integer(1, MAX_JOBS),
         default=default_jobs(),
         metavar="N",
         help="tests run at once (default: the number of CPUs, %(default)s here)",
     )
     parser.add_argument(
         "--timeout",
-        type=_positive_float,
+        type=_seconds,
         default=10.0,
         metavar="S",
         help="wall-clock seconds per test before the compiler is killed (default: %(default)s)",
     )
     parser.add_argument(
         "--cpu-limit",
-        type=_non_negative_int,
+        type=_integer(0, int(MAX_SECONDS)),
         metavar="S",
         help="CPU seconds per test, 0 for none (default: the timeout, rounded up)",
     )
     parser.add_argument(
         "--memory-limit",
-        type=_non_negative_int,
+        type=_integer(0, MAX_MEMORY_MB),
         default=Limits.memory_mb,
         metavar="MB",
-        help="address space per test in MiB, 0 for none (default: %(default)s)",
+        help="memory per test in MiB, 0 for none: each process's address space, and all its "
+        "processes together where the grader can make cgroups (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--process-limit",
+        type=_integer(0, MAX_PROCESSES),
+        default=Limits.processes,
+        metavar="N",
+        help="processes and threads per test of an isolated compiler, 0 for none; needs cgroups "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--output-limit",
-        type=_positive_int,
+        type=_integer(1, MAX_OUTPUT_BYTES),
         default=MIB,
         metavar="BYTES",
         help="standard output (and error) per test before the compiler is killed "
@@ -116,12 +138,35 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
         metavar="CMD",
         help="the compiler under test, run as 'CMD run FILE' (default: this installation)",
     )
+    test.add_argument(
+        "--render",
+        action="store_true",
+        help="grade rendering instead: run 'CMD render FILE', then compile the C it prints "
+        "against the program's ABI, run it, and run it again under the sanitizers "
+        "(spec/uir-week2-c.md section 4)",
+    )
     add_run_options(test)
     test.add_argument(
-        "--fork-server",
+        "--no-fork-server",
         action="store_true",
-        help="fork each run of this installation from a preloaded Python instead of starting "
-        "`python -m uir.cli.main` (several times faster; the same verdicts)",
+        help="start every run of this installation as a new `python -m uir.cli.main` instead "
+        "of forking a preloaded Python (slower; the same verdicts)",
+    )
+    # The fast path is the default now; the old switch stays accepted so scripts keep working.
+    test.add_argument("--fork-server", action="store_true", help=argparse.SUPPRESS)
+    test.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME[=VALUE]",
+        help="also give an isolated compiler this environment variable (repeatable); it gets "
+        "only PATH, HOME, LANG, LC_*, TZ, TERM and CC otherwise",
+    )
+    test.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help="run a --compiler without the bubblewrap sandbox, as this user (for debugging a "
+        "compiler that fails only when isolated; the report records it)",
     )
     test.add_argument("--json", metavar="FILE", help="also write the JSON report to FILE")
     test.set_defaults(handler=test_command)

@@ -4,8 +4,10 @@ SCHEMA_VERSION on any change that could break a reader)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +20,10 @@ from .mutants import MutantResult, MutantsRun
 from .mutants import Status as MutantStatus
 
 SCHEMA_VERSION = 1
+# The isolation of the reference compiler, our own code: limits, no namespaces (spec section 3).
+TRUSTED = "trusted"
+# Control characters a terminal would act on (ANSI escapes, carriage returns, ...); tabs stay.
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # One character per finished test when progress goes to a file or pipe.
 PROGRESS_MARK = {
     Verdict.PASS: ".",
@@ -28,6 +34,7 @@ PROGRESS_MARK = {
     Verdict.OUTPUT_LIMIT: "O",
     Verdict.CANNOT_START: "N",
     Verdict.BAD_TEST: "B",
+    Verdict.UNDEFINED: "U",
 }
 MARKS_PER_LINE = 60
 # Failure details show at most this many lines of each of expected, actual and stderr.
@@ -52,7 +59,8 @@ class Progress:
         if self.tty:
             width = shutil.get_terminal_size().columns
             failed = f", {self.failed} not passed" if self.failed else ""
-            line = f"{self.label}[{self.done}/{self.total}{failed}] {Path(result.path).name}"
+            name = shown(Path(result.path).name)
+            line = f"{self.label}[{self.done}/{self.total}{failed}] {name}"
             self.stream.write("\r" + line[: width - 1].ljust(width - 1))
         else:
             self.stream.write(PROGRESS_MARK[result.verdict])
@@ -72,13 +80,21 @@ class Progress:
             self.stream.flush()
 
 
+def shown(text: str) -> str:
+    """`text` safe to print: control characters as escapes (`\\x1b`), so that no compiler output
+    can move the cursor or rewrite what the report said before; a file name's undecodable bytes
+    as escapes too."""
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def _excerpt(lines: Sequence[str], indent: str = "    ") -> list[str]:
-    shown = [indent + line for line in lines[:SHOWN_LINES]]
+    shown_lines = [indent + shown(line) for line in lines[:SHOWN_LINES]]
     if len(lines) > SHOWN_LINES:
-        shown.append(f"{indent}... {len(lines) - SHOWN_LINES} more lines")
+        shown_lines.append(f"{indent}... {len(lines) - SHOWN_LINES} more lines")
     if not lines:
-        shown.append(indent + "(nothing)")
-    return shown
+        shown_lines.append(indent + "(nothing)")
+    return shown_lines
 
 
 def _exit_text(result: TestResult) -> str:
@@ -91,7 +107,7 @@ def _exit_text(result: TestResult) -> str:
 
 def failure_details(result: TestResult) -> str:
     """What a failed test expected and what it got."""
-    lines = [f"--- {result.path}: {result.verdict.value}: {result.detail}"]
+    lines = [f"--- {shown(result.path)}: {result.verdict.value}: {shown(result.detail)}"]
     if result.verdict is Verdict.BAD_TEST:
         return "\n".join(lines)
     tolerance = f", floats within {result.tolerance_ulp} ulp" if result.tolerance_ulp else ""
@@ -117,7 +133,7 @@ def summary_table(results: Sequence[TestResult], command: str, duration_s: float
     counts = verdict_counts(results)
     passed = counts[Verdict.PASS.value]
     lines = [
-        f"{len(results)} tests through `{command} FILE` in {duration_s:.1f} s",
+        f"{len(results)} tests through `{shown(command)} FILE` in {duration_s:.1f} s",
         f"  {'verdict':<14}{'tests':>6}",
     ]
     lines += [f"  {name:<14}{n:>6}" for name, n in counts.items() if n or name == "pass"]
@@ -127,10 +143,15 @@ def summary_table(results: Sequence[TestResult], command: str, duration_s: float
     return "\n".join(lines)
 
 
+def _text(text: str) -> str:
+    """A string JSON can hold: bytes of a file name that are not UTF-8 as `\\xNN` escapes."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def result_entry(result: TestResult) -> dict[str, Any]:
     return {
-        "path": result.path,
-        "name": Path(result.path).stem,
+        "path": _text(result.path),
+        "name": _text(Path(result.path).stem),
         "verdict": result.verdict.value,
         "detail": result.detail,
         "expected_exit": result.expected_exit,
@@ -145,22 +166,32 @@ def result_entry(result: TestResult) -> dict[str, Any]:
 
 
 def json_report(
-    results: Sequence[TestResult], command: str, limits: Limits, jobs: int, duration_s: float
+    results: Sequence[TestResult],
+    command: str,
+    limits: Limits,
+    jobs: int,
+    duration_s: float,
+    isolation: str,
+    tests: int,
+    interrupted: str | None = None,
 ) -> dict[str, Any]:
-    """The report of spec/grading.md, "The JSON report"."""
+    """The report of spec/grading.md, "The JSON report": `tests` were to run, `results` ran."""
     counts = verdict_counts(results)
     passed = counts[Verdict.PASS.value]
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": "uir-test",
-        "compiler": command,
+        "compiler": _text(command),
+        "isolation": isolation,
         "limits": limits.as_dict(),
         "jobs": jobs,
         "duration_s": round(duration_s, 3),
+        "interrupted": interrupted,
         "totals": {
             "tests": len(results),
             "passed": passed,
             "not_passed": len(results) - passed,
+            "not_run": tests - len(results),
             "verdicts": counts,
         },
         "tests": [result_entry(r) for r in results],
@@ -169,11 +200,22 @@ def json_report(
 
 def write_json(path: str, report: dict[str, Any]) -> None:
     """Write the report whole or not at all: a reader never sees half a file."""
+    text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    if path.startswith(("/dev/", "/proc/")) or (os.path.exists(path) and not os.path.isfile(path)):
+        # A device or a pipe (`--json /dev/stdout`): written through, never replaced.
+        with open(path, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        return
+    path = os.path.realpath(path)  # replace what a link points to, not the link
     temporary = f"{path}.tmp-{os.getpid()}"
-    with open(temporary, "w", encoding="utf-8") as stream:
-        json.dump(report, stream, indent=2, ensure_ascii=False)
-        stream.write("\n")
-    os.replace(temporary, path)
+    try:
+        with open(temporary, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 # ---- uir mutants ----------------------------------------------------------------------------
@@ -277,7 +319,7 @@ def mutants_json(
                 "status": m.status.value,
                 "reason": m.reason,
                 "caught_by": [
-                    {"path": r.path, "verdict": r.verdict.value, "detail": r.detail}
+                    {"path": _text(r.path), "verdict": r.verdict.value, "detail": r.detail}
                     for r in m.catching
                 ],
             }

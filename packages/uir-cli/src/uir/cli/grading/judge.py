@@ -29,6 +29,7 @@ class Verdict(enum.Enum):
     OUTPUT_LIMIT = "output-limit"  # standard output or error over the cap
     CANNOT_START = "cannot-start"  # the compiler could not be started
     BAD_TEST = "bad-test"  # the test file itself is malformed; nothing ran
+    UNDEFINED = "undefined-behaviour"  # --render: the sanitizers caught the C misbehaving
 
 
 @dataclass(frozen=True)

@@ -4,30 +4,46 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import math
 import os
 import shlex
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import uir
 from uir.core.errors import UsageError
 
-from . import grading_commands, mutants, report
+from . import commands, mutants, report
 from .forkserver import ForkServer
 from .harness import (
+    RENDER_CHECK,
     Compiler,
     reference_compiler,
     reference_run_args,
     run_tests,
     student_compiler,
 )
+from .isolation import (
+    NO_ISOLATION,
+    Isolation,
+    Mode,
+    compiler_environment,
+    find_bwrap,
+    find_cgroups,
+    hidden_paths,
+)
 from .limits import Limits
+from .sandbox import ExecLauncher
 from .testfile import collect_tests
 
 # `uir test` and `uir mutants` exit 0 when everything passed, and this when the run completed
 # but something did not pass; 1 stays the usage and I/O error of uir.md section 11.
-NOT_PASSED = grading_commands.NOT_PASSED
+NOT_PASSED = commands.NOT_PASSED
 
 
 def limits_from(args: argparse.Namespace) -> Limits:
@@ -37,6 +53,7 @@ def limits_from(args: argparse.Namespace) -> Limits:
         cpu_s=cpu,
         memory_mb=args.memory_limit,
         output_bytes=args.output_limit,
+        processes=args.process_limit,
     )
 
 
@@ -51,42 +68,119 @@ def _collect(paths: list[str]) -> list[str]:
 
 
 def compiler_from(args: argparse.Namespace) -> Compiler:
+    command = "render" if args.render else "run"
+    if args.render:
+        try:
+            import uir.backend.c  # noqa: F401  (the checker runs the C with it)
+        except ImportError:
+            raise UsageError("--render needs the C backend (the uir-backend-c package)") from None
     if args.compiler is None:
-        return reference_compiler(args.backend, args.plugin_modules)
+        compiler = reference_compiler(args.backend, args.plugin_modules, command)
+        return dataclasses.replace(compiler, render_check=RENDER_CHECK if args.render else None)
     if args.backend is not None or args.plugin_modules:
         raise UsageError(
             "--backend and -p apply to this installation; "
             "a --compiler is always run as 'CMD run FILE'"
         )
+    if args.fork_server:
+        raise UsageError("--fork-server runs this installation; it takes no --compiler")
     try:
-        return student_compiler(args.compiler)
+        compiler = student_compiler(args.compiler)
     except ValueError as exc:
         raise UsageError(f"--compiler: {exc}") from exc
+    if args.render:
+        compiler = dataclasses.replace(compiler, run_args=("render",), render_check=RENDER_CHECK)
+    return compiler
+
+
+def isolation_for(args: argparse.Namespace, compiler: Compiler, tests: list[str]) -> Isolation:
+    """The sandbox of a student compiler: as strong as this machine allows, said loudly when
+    it is weaker than namespaces and cgroups."""
+    if args.no_isolation:
+        isolation = NO_ISOLATION
+    else:
+        suites = [*args.paths, *(os.path.dirname(t) or "." for t in tests)]
+        # The render grader's checker is this installation's Python and code, run inside too.
+        tools = [sys.prefix, *uir.__path__] if compiler.render_check else []
+        grader = [*suites, *report_paths(args), "."]
+        hidden, visible = hidden_paths(grader, compiler.argv, tools)
+        isolation = Isolation(find_bwrap(), find_cgroups(), tuple(hidden), tuple(visible))
+    if isolation.mode != Mode.FULL:
+        print(f"uir test: WARNING: {WEAKER[isolation.mode]}", file=sys.stderr)
+    return isolation
+
+
+WEAKER = {
+    Mode.NAMESPACES: "this machine does not let the grader make cgroups: the compiler's total "
+    "memory and number of processes are not limited (only each process's address space)",
+    Mode.NONE: "the compiler is NOT isolated (no working bwrap): it runs as this user and can "
+    "see and change this user's files, including the tests",
+}
+
+
+def report_paths(args: argparse.Namespace) -> list[str]:
+    return [args.json] if args.json else []
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[tuple[threading.Event, list[int]]]:
+    """An event set by SIGINT or SIGTERM while the block runs, and the signals received, so
+    that the grader ends the run cleanly (reports of what finished, scratch directories
+    removed) instead of dying."""
+    stop = threading.Event()
+    received: list[int] = []
+
+    def handler(number: int, _: object) -> None:
+        received.append(number)
+        stop.set()
+
+    if threading.current_thread() is not threading.main_thread():
+        yield stop, received  # only the main thread may handle signals (a test calling main)
+        return
+    previous = {n: signal.signal(n, handler) for n in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop, received
+    finally:
+        for number, action in previous.items():
+            signal.signal(number, action)
 
 
 def test(args: argparse.Namespace) -> int:
     tests = _collect(args.paths)
     compiler = compiler_from(args)
     limits = limits_from(args)
-    progress = report.Progress(sys.stderr, len(tests))
-    began = time.monotonic()
+    isolation = None
     with contextlib.ExitStack() as stack:
-        if args.fork_server:
-            if args.compiler is not None:
-                raise UsageError("--fork-server runs this installation; it takes no --compiler")
+        if args.compiler is None and not args.no_fork_server and not args.render:
+            # The reference is our own code, trusted: it runs under the limits but outside the
+            # namespaces, forked from a preloaded Python (spec/grading.md section 3).
             server = stack.enter_context(ForkServer(pythonpath=os.environ.get("PYTHONPATH", "")))
             compiler = Compiler(("uir",), compiler.run_args, None, server)
+        elif args.compiler is not None:
+            isolation = isolation_for(args, compiler, tests)
+            env = compiler_environment(os.environ, args.env) if isolation.bwrap else None
+            compiler = dataclasses.replace(compiler, env=env, launcher=ExecLauncher(isolation))
+        progress = report.Progress(sys.stderr, len(tests))
+        began = time.monotonic()
+        stop, received = stack.enter_context(stop_on_signals())
         stack.callback(progress.finish)
-        results = run_tests(tests, compiler, limits, args.jobs, progress.update)
+        results = run_tests(tests, compiler, limits, args.jobs, progress.update, stop)
     duration = time.monotonic() - began
+    interrupted = signal.Signals(received[0]).name if received else None
+    mode = isolation.mode if isolation is not None else report.TRUSTED
     failures = [r for r in results if not r.passed]
     text = [report.failure_details(r) for r in failures]
     text.append(report.summary_table(results, compiler.command, duration))
+    if interrupted:
+        text.append(f"interrupted by {interrupted}: {len(tests) - len(results)} tests not run")
     print("\n".join(text))
     if args.json:
-        _write(
-            args.json, report.json_report(results, compiler.command, limits, args.jobs, duration)
+        document = report.json_report(
+            results, compiler.command, limits, args.jobs, duration, mode, len(tests), interrupted
         )
+        _write(args.json, document)
+    if received:
+        return 128 + received[0]
     return NOT_PASSED if failures else 0
 
 

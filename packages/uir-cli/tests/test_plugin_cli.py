@@ -1,0 +1,74 @@
+"""`uir -p MODULE` as a user types it: the real `uir` script, run in a directory holding the
+module, with nothing added to sys.path or PYTHONPATH."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+UIR = str(Path(sys.executable).with_name("uir"))
+ADD = "%a = CONST i32 2\n%b = CONST i32 3\n%c = ADD i32 %a %b\n%out = SINK void %c\n"
+
+NEGATE = """
+from uir.core.ops import Op
+from uir.core.plugins import Pass, hookimpl
+
+
+def negate_outputs(sink):
+    return sink.replace(src=tuple(s.replace(op=Op.NEG, src=(s,), arg=None) for s in sink.src))
+
+
+@hookimpl
+def uir_passes():
+    return [Pass("negate", "lower", "negates every output (a test plugin)", negate_outputs)]
+"""
+
+# A third-party pass that turns the i32 output into CONST f32 1.5: a valid program, but not one
+# that prints what the original prints.
+TO_FLOAT = """
+from uir.core.dtypes import F32
+from uir.core.ops import Op
+from uir.core.plugins import Pass, hookimpl
+from uir.core.uop import UOp
+
+
+@hookimpl
+def uir_passes():
+    return [Pass("tofloat", "lower", "breaks the program", lambda sink: sink.replace(
+        src=(UOp(Op.CONST, F32, (), 1.5),)))]
+"""
+
+
+def uir(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run(
+        [UIR, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_the_readme_example_finds_a_module_in_the_current_directory(tmp_path):
+    (tmp_path / "mymodule.py").write_text(NEGATE)
+    (tmp_path / "p.uir").write_text(ADD)
+    listed = uir(tmp_path, "plugins", "-p", "mymodule")
+    assert listed.returncode == 0, listed.stderr
+    assert "negate" in listed.stdout and "[mymodule]" in listed.stdout
+    for args, out in (
+        (["-p", "mymodule", "run", "p.uir"], "-5\n"),  # the README's order
+        (["run", "-p", "mymodule", "p.uir"], "-5\n"),
+        (["run", "-p", "mymodule", "--no-opt", "p.uir"], "5\n"),
+        (["run", "-p", "mymodule", "--skip", "negate", "p.uir"], "5\n"),
+    ):
+        done = uir(tmp_path, *args)
+        assert (done.returncode, done.stdout) == (0, out), done.stderr
+
+
+def test_a_pass_that_changes_an_output_type_is_exit_4_naming_it(tmp_path):
+    (tmp_path / "tofloat.py").write_text(TO_FLOAT)
+    (tmp_path / "p.uir").write_text(ADD)
+    for command in ("run", "opt"):
+        done = uir(tmp_path, "-p", "tofloat", command, "p.uir")
+        assert done.returncode == 4
+        assert done.stdout == ""
+        assert done.stderr.startswith("p.uir: error: pass 'tofloat' changed the program's outputs")
+    done = uir(tmp_path, "-p", "tofloat", "run", "--skip", "tofloat", "p.uir")
+    assert (done.returncode, done.stdout) == (0, "5\n")

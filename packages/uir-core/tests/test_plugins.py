@@ -1,0 +1,158 @@
+"""The plugin registry: pass order across plugins, owners, placement, and checked passes."""
+
+import itertools
+import textwrap
+
+import pytest
+
+from uir.core.dtypes import F32, I32, VOID
+from uir.core.errors import BackendError, UsageError
+from uir.core.ops import Op
+from uir.core.plugins import Pass, load_registry, run_passes
+from uir.core.uop import UOp
+
+_fresh = itertools.count()
+
+
+@pytest.fixture
+def plugin(tmp_path, monkeypatch):
+    """Write a plugin module into the current directory and return its (unique) name."""
+    monkeypatch.chdir(tmp_path)
+
+    def write(body: str) -> str:
+        name = f"uir_test_plugin_{next(_fresh)}"
+        header = "from uir.core.plugins import Pass, hookimpl\n\n"
+        (tmp_path / f"{name}.py").write_text(header + textwrap.dedent(body))
+        return name
+
+    return write
+
+
+def passes(*specs: str) -> str:
+    """A uir_passes hook returning identity passes, each `name stage [before=x] [after=y]`."""
+    made = []
+    for spec in specs:
+        name, stage, *places = spec.split()
+        extra = "".join(f", {place.split('=')[0]}={place.split('=')[1]!r}" for place in places)
+        made.append(f"Pass({name!r}, {stage!r}, 'a test pass', lambda s: s{extra})")
+    return f"@hookimpl\ndef uir_passes():\n    return [{', '.join(made)}]\n"
+
+
+def order(registry, among):
+    return [p.name for p in registry.passes if p.name in among]
+
+
+def test_passes_of_several_plugins_run_in_registration_order(plugin):
+    a = plugin(passes("a1 simplify", "a2 lower"))
+    b = plugin(passes("b1 simplify", "b2 inline"))
+    names = {"a1", "a2", "b1", "b2"}
+    assert order(load_registry([a, b]), names) == ["b2", "a1", "b1", "a2"]
+    assert order(load_registry([b, a]), names) == ["b2", "b1", "a1", "a2"]
+
+
+def test_a_pass_places_itself_right_before_or_after_another_of_its_stage(plugin):
+    a = plugin(passes("a1 simplify", "a2 simplify"))
+    b = plugin(passes("b1 simplify before=a1", "b2 simplify after=a1", "b3 inline"))
+    c = plugin(passes("c1 simplify after=a1", "c2 simplify after=b1"))
+    names = {"a1", "a2", "b1", "b2", "b3", "c1", "c2"}
+    assert order(load_registry([a, b, c]), names) == ["b3", "b1", "c2", "a1", "b2", "c1", "a2"]
+
+
+@pytest.mark.parametrize(
+    ("specs", "message"),
+    [
+        (("x1 simplify after=nothing",), "no such pass"),
+        (("x1 simplify", "x2 lower before=x1"), "another stage"),
+        (("x1 simplify after=x2", "x2 simplify after=x1"), "circle"),
+        (("x1 simplify", "x2 simplify", "x3 simplify before=x1 after=x2"), "both"),
+    ],
+)
+def test_a_place_that_cannot_be_kept_is_an_error(plugin, specs, message):
+    with pytest.raises(BackendError, match=message):
+        load_registry([plugin(passes(*specs))])
+
+
+def test_passes_and_backends_have_separate_owners(plugin):
+    with_pass = plugin(passes("twin simplify"))
+    with_backend = plugin(
+        """
+        class Twin:
+            name = "twin"
+            description = "a backend named like a pass"
+
+            def available(self):
+                return True, ""
+
+
+        @hookimpl
+        def uir_backends():
+            return [Twin()]
+        """
+    )
+    registry = load_registry([with_pass, with_backend])
+    assert registry.pass_owners["twin"] == with_pass
+    assert registry.backend_owners["twin"] == with_backend
+
+
+def test_a_module_in_the_current_directory_is_found_and_sys_path_is_left_alone(plugin):
+    import sys
+
+    before = list(sys.path)
+    name = plugin(passes("here simplify"))
+    assert "here" in {p.name for p in load_registry([name]).passes}
+    assert sys.path == before
+
+
+def test_an_unimportable_module_is_a_usage_error(plugin):
+    with pytest.raises(UsageError, match="cannot import plugin module"):
+        load_registry([plugin("this is not python\n")])
+
+
+# --- run_passes: every pass's result is checked -----------------------------------------------
+
+x = UOp(Op.CONST, I32, (), 2)
+sink = UOp(Op.SINK, VOID, (x.alu(Op.ADD, x),))
+
+
+def test_passes_that_keep_the_program_run_in_order():
+    trail = []
+
+    def make(name, value):
+        def run(s):
+            trail.append(name)
+            return UOp(Op.SINK, VOID, (UOp(Op.CONST, I32, (), value),))
+
+        return Pass(name, "simplify", "", run)
+
+    assert run_passes(sink, [make("first", 3), make("second", 4)]).src[0].arg == 4
+    assert trail == ["first", "second"]
+
+
+@pytest.mark.parametrize(
+    ("run", "message"),
+    [
+        # an i32 output becomes CONST f32 1.5: valid, but not what the program prints
+        (lambda s: UOp(Op.SINK, VOID, (UOp(Op.CONST, F32, (), 1.5),)), "changed the program's out"),
+        (lambda s: UOp(Op.SINK, VOID, (x, x)), "changed the program's outputs"),
+        (lambda s: UOp(Op.SINK, VOID, (UOp(Op.ADD, I32, (x, UOp(Op.CONST, F32, (), 1.0))),)),
+         "produced an invalid program"),
+        (lambda s: UOp(Op.SINK, VOID, (UOp(Op.CONST, I32, (), "two"),)), "invalid program"),
+        (lambda s: x, "not a SINK"),
+        (lambda s: 1 // 0, "ZeroDivisionError"),
+    ],
+)  # fmt: skip
+def test_a_pass_that_breaks_the_program_is_named(run, message):
+    with pytest.raises(BackendError, match=message) as error:
+        run_passes(sink, [Pass("fine", "inline", "", lambda s: s), Pass("bad", "lower", "", run)])
+    assert "pass 'bad'" in error.value.message
+
+
+def test_the_first_pass_whose_result_is_invalid_is_named():
+    invalid = UOp(Op.SINK, VOID, (UOp(Op.ADD, I32, (x, UOp(Op.CONST, F32, (), 1.0))),))
+    pipeline = [
+        Pass("fine", "inline", "", lambda s: s),
+        Pass("bad", "simplify", "", lambda s: invalid),
+        Pass("innocent", "lower", "", lambda s: s),
+    ]
+    with pytest.raises(BackendError, match="pass 'bad' produced an invalid program"):
+        run_passes(sink, pipeline)
