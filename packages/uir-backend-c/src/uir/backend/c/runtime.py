@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from uir.core.arrays import buffer_contents
+from uir.core.errors import BackendError
 from uir.core.uop import UOp
 
 from .abi import ENTRY, Layout, abi_numpy, from_abi, to_abi
