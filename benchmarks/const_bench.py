@@ -2,6 +2,13 @@
 
 Run: uv run python benchmarks/const_bench.py [ELEMENTS]
 Prints the figures (wall and CPU seconds); nothing here asserts a time.
+
+Measured on the shared 2-core machine, CPU seconds before and after shaped CONSTs became
+Elements and literals were rounded without Fractions:
+  f32[200000] distinct: parse 3.09 -> 1.32, verify 0.32 -> 0.00, print 10.1 -> 2.95
+  i32[200000] distinct: parse 0.40 -> 0.51, verify 0.37 -> 0.01, print 0.07 -> 0.03
+  f32[1024,1024] of 0.0: const_like 0.53 -> 0.00, print 3.87 -> 0.29, parse 10.9 -> 0.89,
+  verify 1.28 -> 0.00, interpret 0.55 -> 0.00
 """
 
 from __future__ import annotations

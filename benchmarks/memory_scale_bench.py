@@ -7,6 +7,9 @@ up here as minutes instead of seconds.
 
 Run: uv run python benchmarks/memory_scale_bench.py [STATEMENTS]
 Prints the figures; nothing here asserts a time.
+
+Verification, CPU seconds on the shared 2-core machine: 1.06 before the graph was sorted once
+and messages built only on failure, 0.70 after.
 """
 
 from __future__ import annotations

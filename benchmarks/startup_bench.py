@@ -4,6 +4,10 @@ Run: uv run python benchmarks/startup_bench.py [RUNS]
 Each command runs RUNS times in a fresh interpreter; the figure is the mean user+system CPU of
 those children, which is what a grader running thousands of processes pays. Nothing here asserts
 a time.
+
+Measured on the shared 2-core machine (mean of 10 runs), before and after numpy was kept out of
+parsing, checking and printing: check 333 -> 92 ms, fmt 337 -> 94 ms, run 392 -> 397 ms (the
+interpreter needs numpy); a bare `python -c pass` is 12 ms.
 """
 
 from __future__ import annotations

@@ -13,7 +13,6 @@ import math
 import numpy as np
 
 from .dtypes import DType, bf16
-from .elements import Elements
 from .errors import BackendError
 from .floats import float_limits
 from .uop import UOp
@@ -21,18 +20,8 @@ from .uop import UOp
 
 def const_array(const: UOp) -> np.ndarray:
     """The value of a CONST: a 0-d array for a scalar, else its elements in its shape."""
-    storage, shape, arg = const.dtype.storage, const.type.shape, const.arg
-    if isinstance(arg, Elements) and arg.is_fill:
-        return np.full(shape, arg[0], dtype=storage)
-    if isinstance(arg, Elements) and arg.packed is not None:
-        # Packed elements are already values of the dtype: the conversion is exact.
-        packed = np.frombuffer(arg.packed, dtype=_PACKED[arg.packed.typecode])
-        return packed.astype(storage).reshape(shape)
-    return np.array(arg, dtype=storage).reshape(shape)
-
-
-# The numpy dtype of each array typecode Elements packs into.
-_PACKED = {"d": np.float64, "q": np.int64, "Q": np.uint64, "B": np.bool_}
+    # Elements convert themselves without a Python loop (Elements.__array__).
+    return np.array(const.arg, dtype=const.dtype.storage).reshape(const.type.shape)
 
 
 def buffer_contents(buffer: UOp, given: np.ndarray | None = None) -> np.ndarray:

@@ -24,6 +24,8 @@ from itertools import repeat
 from typing import Any
 
 _I64 = (-(1 << 63), (1 << 63) - 1)
+# The numpy dtype of each array typecode the elements are packed in.
+_NUMPY = {"d": "float64", "q": "int64", "Q": "uint64", "B": "bool"}
 _U64 = (0, (1 << 64) - 1)
 
 
@@ -148,6 +150,21 @@ class Elements:
 
     def __hash__(self) -> int:
         return hash(self._key)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        """The elements as a flat numpy array (of `dtype` if given), without a Python loop."""
+        # numpy is imported on first conversion, not with this module: parsing, checking and
+        # printing never need it (see uir.core.arrays).
+        import numpy as np
+
+        if self.is_fill:
+            flat = np.full(self._count, self._fill)
+        elif self._packed is not None:
+            flat = np.frombuffer(self._packed, dtype=_NUMPY[self._packed.typecode])
+        else:
+            flat = np.array(self._tuple)
+        # Packed and filled elements are values of their CONST's dtype: the cast is exact.
+        return flat.astype(dtype) if dtype is not None else flat.copy()
 
     def __reduce__(self) -> tuple:
         return (Elements, (tuple(self),))

@@ -83,7 +83,7 @@ def storage_itemsize(dtype: DType) -> int:
 def value_itemsize(dtype: DType) -> int:
     """The bytes of one `value_ctype(dtype)` (a float for f16 and bf16; bool is one byte on every
     ABI we compile for)."""
-    return 4 if dtype.name in ("f16", "bf16") else storage_itemsize(dtype)
+    return 4 if dtype in (f16, bf16) else storage_itemsize(dtype)
 
 
 def abi_numpy(dtype: DType) -> np.dtype:
