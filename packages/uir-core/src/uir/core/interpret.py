@@ -12,7 +12,7 @@ from .errors import BackendError
 from .memory import buffer_of
 from .ops import ALU, Op
 from .plugins import Backend, hookimpl
-from .schedule import schedule
+from .schedule import Block, loop_schedule
 from .semantics import apply
 from .uop import UOp
 
@@ -139,14 +139,25 @@ def evaluate(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None) -> list[
     values: Values = {}
     flat = inline_calls(sink)
     memory = initial_memory(flat, inputs)
-    for uop in schedule(flat):
-        if uop.op is Op.SINK:
-            continue
-        run = EVALUATE.get(uop.op)
-        if run is None:
-            raise BackendError(f"the interpreter cannot run {uop.op}")
-        values[uop] = run(uop, values, memory)
+    _run_block(loop_schedule(flat), values, memory)
     return [_output(values[s], memory) for s in flat.src]
+
+
+def _run_block(block: Block, values: Values, memory: Memory) -> None:
+    for item in block.body:
+        if isinstance(item, Block):
+            counter = item.range
+            assert counter is not None
+            for i in range(int(values[counter.src[0]])):  # no iterations when end <= 0
+                values[counter] = np.array(i, dtype=np.int32)
+                _run_block(item, values, memory)
+        elif item.op is Op.END:
+            values[item] = None  # its loops have run: the block before it
+        elif item.op is not Op.SINK:
+            run = EVALUATE.get(item.op)
+            if run is None:
+                raise BackendError(f"the interpreter cannot run {item.op}")
+            values[item] = run(item, values, memory)
 
 
 class _Interpreted:

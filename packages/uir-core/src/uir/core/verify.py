@@ -14,17 +14,18 @@ from .bounds import bounds, gated_bounds
 from .calls import Origins, inline_calls
 from .dtypes import BOOL, I32, VOID, Type
 from .errors import VerifyError
+from .loops import end_stores
 from .memory import VERSIONS, Kind, buffer_of, kind
 from .ops import ALU, BINARY, BITWISE, COMPARE, FLOAT_BINARY, FLOAT_UNARY, INT_BINARY, Op
 from .parse import Program
-from .schedule import execution_order, memory_order
+from .schedule import loop_schedule, memory_order
 from .uop import UOp
 
 # Ops a CALL body may hold: values only, no effects, memory or loops (uir.md section 5).
 BODY_OPS = ALU | {Op.CONST, Op.PARAM, Op.CALL, Op.STACK, Op.INDEX}
 # Ops whose checks accept memory references, places or effects among their sources; every other
 # op takes values only (uir.md section 6).
-MEMORY_AWARE = frozenset({Op.SHRINK, Op.INDEX, Op.LOAD, Op.STORE, Op.AFTER, Op.SINK})
+MEMORY_AWARE = frozenset({Op.SHRINK, Op.INDEX, Op.LOAD, Op.STORE, Op.AFTER, Op.END, Op.SINK})
 
 
 class _Checker:
@@ -250,9 +251,18 @@ def _check_after(c: _Checker, uop: UOp) -> None:
     )
     buffer = buffer_of(mem)
     for dep in deps:
-        c.require(uop, dep.op is Op.STORE, f"AFTER waits for STOREs, not {dep.op}")
-        ok = buffer_of(dep) is buffer
-        c.require(uop, ok, f"the STORE{c.line_note(dep)} writes another buffer than this AFTER's")
+        ok = dep.op in (Op.STORE, Op.END, Op.RANGE)
+        c.require(uop, ok, f"AFTER waits for STOREs, ENDs or RANGEs, not {dep.op}")
+        if dep.op is Op.STORE:
+            ok = buffer_of(dep) is buffer
+            c.require(
+                uop, ok, f"the STORE{c.line_note(dep)} writes another buffer than this AFTER's"
+            )
+        elif dep.op is Op.END:
+            ok = any(buffer_of(s) is buffer for s in end_stores(dep))
+            c.require(
+                uop, ok, f"the END{c.line_note(dep)} writes no element of this AFTER's buffer"
+            )
 
 
 def _check_alu(c: _Checker, uop: UOp) -> None:
@@ -302,10 +312,29 @@ def _check_alu(c: _Checker, uop: UOp) -> None:
         c.require(uop, dtype.is_number, f"{op} takes numbers, got {dtype}")
 
 
+def _check_range(c: _Checker, uop: UOp) -> None:
+    c.arity(uop, 1)
+    c.slot(uop, "an id")
+    c.require(uop, uop.type == I32, f"RANGE counts in i32, not {uop.type}")
+    end = uop.src[0]
+    c.require(uop, end.type == I32, f"a RANGE's end must be an i32 value, not {end.type}")
+
+
+def _check_end(c: _Checker, uop: UOp) -> None:
+    c.no_arg(uop)
+    c.require(uop, uop.type == VOID, f"END has type void, not {uop.type}")
+    c.require(uop, len(uop.src) >= 2, "END takes an effect and at least one RANGE to close")
+    effect = uop.src[0]
+    ok = effect.op in (Op.STORE, Op.END)
+    c.require(uop, ok, f"END closes loops around an effect (a STORE or END), not {effect.op}")
+    for rng in uop.src[1:]:
+        c.require(uop, rng.op is Op.RANGE, f"END lists the RANGEs it closes, not {rng.op}")
+
+
 # Why each kind of source other than a value or a global buffer cannot be printed.
 _NOT_OUTPUT = {
     Kind.PLACE: "an INDEX of memory is a place, not a value: LOAD it to print the element",
-    Kind.EFFECT: "a STORE is an effect, not an output: SINK the AFTER that follows it",
+    Kind.EFFECT: "a {op} is an effect, not an output: SINK the AFTER that follows it",
 }
 
 
@@ -313,7 +342,7 @@ def _check_sink(c: _Checker, uop: UOp) -> None:
     c.no_arg(uop)
     c.require(uop, uop.dtype.is_void and not uop.type.shape, "SINK has type void")
     for s in uop.src:
-        c.require(uop, kind(s) not in _NOT_OUTPUT, _NOT_OUTPUT.get(kind(s), ""))
+        c.require(uop, kind(s) not in _NOT_OUTPUT, _NOT_OUTPUT.get(kind(s), "").format(op=s.op))
         if kind(s) is Kind.MEMORY:
             c.require(uop, buffer_of(s).op is Op.BUFFER, "a LOCAL is scratch, never an output")
         else:
@@ -333,6 +362,8 @@ CHECKS: dict[Op, Callable[[_Checker, UOp], None]] = {
     Op.LOAD: _check_load,
     Op.STORE: _check_store,
     Op.AFTER: _check_after,
+    Op.RANGE: _check_range,
+    Op.END: _check_end,
     **{op: _check_alu for op in ALU},
 }
 
@@ -350,8 +381,8 @@ def _check_slots(c: _Checker, sink: UOp) -> None:
 
 def _check_memory_order(c: _Checker, sink: UOp) -> None:
     """The program is fully ordered, and the SINK prints one final version per buffer (6.3)."""
+    loop_schedule(sink, c.program.line_of)
     order = memory_order(sink, c.program.line_of)
-    execution_order(sink, order, c.program.line_of)
     printed: dict[UOp, UOp] = {}  # buffer -> the state the SINK prints
     for s in sink.src:
         if kind(s) is not Kind.MEMORY:
@@ -402,7 +433,7 @@ def verify(program: Program) -> None:
     c = _Checker(program)
     sink = program.sink
     for uop in sink.toposort():
-        if uop.dtype.is_void and uop.op not in (Op.SINK, Op.STORE):
+        if uop.dtype.is_void and uop.op not in (Op.SINK, Op.STORE, Op.END):
             raise c.fail(uop, f"{uop.op} cannot have type void")
         check = CHECKS.get(uop.op)
         if check is None:
