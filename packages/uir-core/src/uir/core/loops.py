@@ -119,14 +119,10 @@ def loop_nest(sink: UOp, line_of: LineOf) -> LoopNest:
 
 
 def _check_end(r: _Rules, end: UOp, inside: dict[UOp, Ranges]) -> None:
-    """An END lists ranges its effect is inside, once each, outer before inner, and leaves no
+    """An END lists ranges its effect is inside, outer before inner, and leaves no
     range open whose `end` is inside one it closes."""
     effect, listed = end.src[0], end.src[1:]
-    seen: set[UOp] = set()
     for k, rng in enumerate(listed):
-        if rng in seen:
-            raise r.fail(end, f"this END lists {r.at(rng)} twice")
-        seen.add(rng)
         if rng not in inside[effect]:
             raise r.fail(
                 end,
@@ -175,6 +171,7 @@ def _place(
         elif known != chain:
             other = placed_by[rng]
             opposite = [x for x in chain if rng in around.get(x, ())]
+            opposite += [x for x in end.src[1:] if x in known and x not in chain]
             if opposite:
                 raise r.fail(
                     end,

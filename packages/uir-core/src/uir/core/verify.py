@@ -327,22 +327,29 @@ def _check_end(c: _Checker, uop: UOp) -> None:
     effect = uop.src[0]
     ok = effect.op in (Op.STORE, Op.END)
     c.require(uop, ok, f"END closes loops around an effect (a STORE or END), not {effect.op}")
+    listed: set[UOp] = set()
     for rng in uop.src[1:]:
         c.require(uop, rng.op is Op.RANGE, f"END lists the RANGEs it closes, not {rng.op}")
+        c.require(uop, rng not in listed, f"this END lists the RANGE{c.line_note(rng)} twice")
+        listed.add(rng)
 
 
 # Why each kind of source other than a value or a global buffer cannot be printed.
 _NOT_OUTPUT = {
     Kind.PLACE: "an INDEX of memory is a place, not a value: LOAD it to print the element",
-    Kind.EFFECT: "a {op} is an effect, not an output: SINK the AFTER that follows it",
+    Kind.EFFECT: "{op} is an effect, not an output: SINK the AFTER that follows it",
 }
+
+
+def _a(op: Op) -> str:
+    return f"an {op}" if op is Op.END else f"a {op}"
 
 
 def _check_sink(c: _Checker, uop: UOp) -> None:
     c.no_arg(uop)
     c.require(uop, uop.dtype.is_void and not uop.type.shape, "SINK has type void")
     for s in uop.src:
-        c.require(uop, kind(s) not in _NOT_OUTPUT, _NOT_OUTPUT.get(kind(s), "").format(op=s.op))
+        c.require(uop, kind(s) not in _NOT_OUTPUT, _NOT_OUTPUT.get(kind(s), "").format(op=_a(s.op)))
         if kind(s) is Kind.MEMORY:
             c.require(uop, buffer_of(s).op is Op.BUFFER, "a LOCAL is scratch, never an output")
         else:
