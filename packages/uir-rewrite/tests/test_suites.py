@@ -16,6 +16,8 @@ from uir.core.parse import Program
 from uir.rewrite.passes import fold, inline, simplify
 
 ROOT = Path(__file__).resolve().parents[3]
+
+
 def runnable(week: str) -> list[Path]:
     return [
         path

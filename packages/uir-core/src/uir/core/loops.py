@@ -31,7 +31,10 @@ def ranges_inside(sink: UOp) -> dict[UOp, Ranges]:
     inside: dict[UOp, Ranges] = {}
     for uop in sink.toposort(bodies=False):
         src = uop.src[1:] if uop.op is Op.CALL else uop.src
-        found = _NONE.union(*(inside[s] for s in src)) if src else _NONE
+        found = _NONE
+        for s in src:
+            if inside[s]:  # most sources are inside nothing: skip building a new set
+                found = found | inside[s] if found else inside[s]
         if uop.op is Op.RANGE:
             found = found | {uop}
         elif uop.op is Op.END:
@@ -74,6 +77,8 @@ def loop_nest(sink: UOp, line_of: LineOf) -> LoopNest:
     loop rule of uir.md section 7 that is not a memory rule (those live in schedule.py)."""
     r = _Rules(line_of)
     inside = ranges_inside(sink)
+    if not any(inside.values()):
+        return LoopNest(inside, {})  # loop-free: nothing to nest (and no END: ENDs need ranges)
     for s in sink.src:
         if inside[s]:
             outer = min(inside[s], key=lambda x: len(inside[x]))
@@ -87,7 +92,10 @@ def loop_nest(sink: UOp, line_of: LineOf) -> LoopNest:
     closed: dict[UOp, Ranges] = {}  # each UOp -> the ranges of the ENDs it depends on
     for uop in sink.toposort(bodies=False):
         src = uop.src[1:] if uop.op is Op.CALL else uop.src
-        done = _NONE.union(*(closed[s] for s in src)) if src else _NONE
+        done = _NONE
+        for s in src:
+            if closed[s]:
+                done = done | closed[s] if done else closed[s]
         reopened = done & inside[uop]
         if reopened:
             again = next(iter(reopened))

@@ -168,7 +168,7 @@ def scalar_op(op: Op, operand: DType) -> Callable[..., Scalar] | None:
             table = _BOOL
         elif operand.is_int:
             table = _int_ops(operand)
-        elif operand == f32 or operand == f64:
+        elif operand in (f32, f64):
             table = _float_ops(operand)
         else:
             table = {}

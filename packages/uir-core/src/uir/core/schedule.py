@@ -233,6 +233,8 @@ Item = UOp | tuple[UOp, ...]  # a statement, or the loop at the end of a path of
 
 def _nest_blocks(flat: list[UOp], order: MemoryOrder, nest: LoopNest, line_of: LineOf) -> Block:
     """Group `flat` (a valid order of every statement) into blocks, ordering each block's items."""
+    if not any(nest.inside.values()):
+        return Block(None, list(flat))  # loop-free: one block, in the order `flat` already has
     rank = {u: i for i, u in enumerate(flat)}
     items: dict[tuple[UOp, ...], dict[Item, int]] = {(): {}}  # block path -> item -> first rank
     waits: dict[Item, set[Item]] = {}
