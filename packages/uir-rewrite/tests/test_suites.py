@@ -16,16 +16,6 @@ from uir.core.parse import Program
 from uir.rewrite.passes import fold, inline, simplify
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def runnable(week: str) -> list[Path]:
-    return [
-        path
-        for path in sorted((ROOT / "suites" / week).glob("*.uir"))
-        if re.search(r"^# expect-exit: [1-9]", path.read_text(), re.M) is None
-    ]
-
-
 FILES = [
     path
     for week in ("week1", "week2")
@@ -44,20 +34,6 @@ def test_passes_keep_the_output_of_every_suite_program(path):
     verify(program)
     optimized = simplify(fold(inline(program.sink)))
     verify(Program(optimized, {}))
-    assert printed(optimized) == printed(program.sink)
-
-
-LOOPS = runnable("week3")
-
-
-@pytest.mark.parametrize("path", LOOPS, ids=[p.name for p in LOOPS])
-def test_passes_keep_the_output_of_every_loop_program(path):
-    # Outputs only: the simplifier rewrites `(r+dr-1)*3 + (c+dc-1)` in conv2d_padded into a sum
-    # the gate no longer narrows, so the optimized program fails the bounds proof (a known
-    # simplifier bug, reported with week 3); the outputs must still agree.
-    program = parse(path.read_text(), str(path))
-    verify(program)
-    optimized = simplify(fold(inline(program.sink)))
     assert printed(optimized) == printed(program.sink)
 
 

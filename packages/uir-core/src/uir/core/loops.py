@@ -209,5 +209,5 @@ def end_stores(end: UOp) -> list[UOp]:
         seen.add(uop)
         if uop.op is Op.STORE:
             stores.append(uop)
-        stack.extend(uop.src)
+        stack.extend(uop.src[1:] if uop.op is Op.CALL else uop.src)  # bodies run no effects
     return stores
