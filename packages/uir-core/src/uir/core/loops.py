@@ -79,14 +79,6 @@ def loop_nest(sink: UOp, line_of: LineOf) -> LoopNest:
     inside = ranges_inside(sink)
     if not any(inside.values()):
         return LoopNest(inside, {})  # loop-free: nothing to nest (and no END: ENDs need ranges)
-    for s in sink.src:
-        if inside[s]:
-            outer = min(inside[s], key=lambda x: len(inside[x]))
-            raise r.fail(
-                sink,
-                f"this SINK source is inside the loop of {r.at(outer)}: close the loop with an "
-                "END and SINK an AFTER that waits for that END",
-            )
     around: dict[UOp, tuple[UOp, ...]] = {}
     placed_by: dict[UOp, UOp] = {}  # each RANGE -> the first END that placed it
     closed: dict[UOp, Ranges] = {}  # each UOp -> the ranges of the ENDs it depends on
@@ -109,6 +101,14 @@ def loop_nest(sink: UOp, line_of: LineOf) -> LoopNest:
             _check_end(r, uop, inside)
             done = done | set(uop.src[1:])
         closed[uop] = done
+    for s in sink.src:
+        if inside[s]:
+            outer = min(inside[s], key=lambda x: len(inside[x]))
+            raise r.fail(
+                sink,
+                f"this SINK source is inside the loop of {r.at(outer)}: close the loop with an "
+                "END and SINK an AFTER that waits for that END",
+            )
     # Placed from the SINK inwards: the ENDs around an END come after it in source order.
     for uop in reversed(list(closed)):
         if uop.op is Op.END:
@@ -195,16 +195,17 @@ def _place(
 
 
 def end_stores(end: UOp) -> list[UOp]:
-    """The STOREs an END waits for: every store inside the loops it closes that the END reaches
-    (through inner ENDs too), in no particular order."""
+    """The STOREs an END waits for: its effect's, and every store inside the loops it closes
+    that the END reaches (through inner ENDs too), in no particular order."""
     inside = ranges_inside(end)
     listed = set(end.src[1:])
     stores: list[UOp] = []
     seen: set[UOp] = set()
-    stack = [end.src[0]]
+    effect = end.src[0]
+    stack = [effect]
     while stack:
         uop = stack.pop()
-        if uop in seen or not inside[uop] & listed:
+        if uop in seen or (uop is not effect and not inside[uop] & listed):
             continue
         seen.add(uop)
         if uop.op is Op.STORE:
