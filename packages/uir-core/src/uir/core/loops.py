@@ -59,6 +59,10 @@ class LoopNest:
         deepest = max(ranges, key=lambda r: len(self.around[r]))
         return (*self.around[deepest], deepest)
 
+    def outermost(self, ranges: Ranges) -> UOp:
+        """The outermost loop among `ranges` (the one an error message names)."""
+        return min(ranges, key=lambda r: len(self.around[r]))
+
 
 class _Rules:
     def __init__(self, line_of: LineOf) -> None:

@@ -175,23 +175,23 @@ def loop_memory(nest: LoopNest, order: MemoryOrder, line_of: LineOf = no_line) -
                 continue
             crossed = set(nest.path(uop)) & nest.inside[replacer] - nest.inside[version]
             if crossed:
-                loop = min(crossed, key=lambda r: len(nest.around[r]))
+                loop = nest.outermost(crossed)
                 raise VerifyError(
                     f"this LOAD runs in the loop of {at(loop)} and reads a version that "
                     f"{at(replacer)} writes in that loop: inside a loop, read through a "
                     "loop-carried AFTER that lists the RANGE",
                     line_of(uop),
                 )
-        elif uop.op is Op.STORE:
+        elif uop.op is Op.STORE and version_of(uop.src[0]).op is Op.AFTER:
             version = version_of(uop.src[0])
             carried = [d for d in version.src[1:] if d.op is Op.RANGE]
-            if version.op is not Op.AFTER or not carried:
+            if not carried:
                 continue
             others = [version.src[0], *(d for d in version.src[1:] if d.op is not Op.RANGE)]
             outside = frozenset().union(*(nest.inside[d] for d in others))
             missing = nest.inside[uop] - outside - set(carried)
             if missing:
-                loop = min(missing, key=lambda r: len(nest.around[r]))
+                loop = nest.outermost(missing)
                 raise VerifyError(
                     f"this STORE writes a loop-carried version inside the loop of {at(loop)}, "
                     f"which the AFTER{_on(line_of(version))} does not list: add the RANGE to "
