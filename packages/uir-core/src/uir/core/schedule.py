@@ -221,11 +221,17 @@ def loop_schedule(sink: UOp, line_of: LineOf = no_line) -> Block:
     for from outside. The SINK comes last. Raises VerifyError when the program breaks a memory or
     loop rule. Inline CALLs first to schedule their bodies.
     """
+    return planned(sink, line_of)[0]
+
+
+def planned(sink: UOp, line_of: LineOf = no_line) -> tuple[Block, MemoryOrder]:
+    """`loop_schedule(sink)` and the memory order it was built from (the verifier checks the
+    outputs against the order)."""
     nest = loop_nest(sink, line_of)
     order = memory_order(sink, line_of)
     flat = execution_order(sink, order, line_of)
     loop_memory(nest, order, line_of)
-    return _nest_blocks(flat, order, nest, line_of)
+    return _nest_blocks(flat, order, nest, line_of), order
 
 
 Item = UOp | tuple[UOp, ...]  # a statement, or the loop at the end of a path of ranges

@@ -18,7 +18,7 @@ from .loops import end_stores
 from .memory import VERSIONS, Kind, buffer_of, kind
 from .ops import ALU, BINARY, BITWISE, COMPARE, FLOAT_BINARY, FLOAT_UNARY, INT_BINARY, Op
 from .parse import Program
-from .schedule import loop_schedule, memory_order
+from .schedule import planned
 from .uop import UOp
 
 # Ops a CALL body may hold: values only, no effects, memory or loops (uir.md section 5).
@@ -388,8 +388,7 @@ def _check_slots(c: _Checker, sink: UOp) -> None:
 
 def _check_memory_order(c: _Checker, sink: UOp) -> None:
     """The program is fully ordered, and the SINK prints one final version per buffer (6.3)."""
-    loop_schedule(sink, c.program.line_of)
-    order = memory_order(sink, c.program.line_of)
+    _, order = planned(sink, c.program.line_of)
     printed: dict[UOp, UOp] = {}  # buffer -> the state the SINK prints
     for s in sink.src:
         if kind(s) is not Kind.MEMORY:
