@@ -64,13 +64,20 @@ class LoopNest:
         return min(ranges, key=lambda r: len(self.around[r]))
 
 
+def naming(line_of: LineOf) -> Callable[[UOp], str]:
+    """How loop error messages name a statement: `the RANGE on line 4`."""
+
+    def at(uop: UOp) -> str:
+        line = line_of(uop)
+        return f"the {uop.op} on line {line}" if line is not None else f"a {uop.op}"
+
+    return at
+
+
 class _Rules:
     def __init__(self, line_of: LineOf) -> None:
         self.line_of = line_of
-
-    def at(self, uop: UOp) -> str:
-        line = self.line_of(uop)
-        return f"the {uop.op} on line {line}" if line is not None else f"a {uop.op}"
+        self.at = naming(line_of)
 
     def fail(self, uop: UOp, message: str) -> VerifyError:
         return VerifyError(message, self.line_of(uop))

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from .errors import VerifyError
-from .loops import LoopNest, end_stores, loop_nest
+from .loops import LoopNest, end_stores, loop_nest, naming
 from .memory import BUFFERS, buffer_of, version_of
 from .ops import Op
 from .uop import UOp
@@ -166,7 +166,7 @@ class Block:
 def loop_memory(nest: LoopNest, order: MemoryOrder, line_of: LineOf = no_line) -> None:
     """The memory rules of loops (uir.md section 7): a loop reads what it writes only through a
     loop-carried AFTER, and such an AFTER lists every loop a store to it runs in."""
-    at = _Naming(line_of)
+    at = naming(line_of)
     for uop in nest.inside:
         if uop.op is Op.LOAD:
             version = version_of(uop.src[0])
@@ -194,22 +194,9 @@ def loop_memory(nest: LoopNest, order: MemoryOrder, line_of: LineOf = no_line) -
                 loop = nest.outermost(missing)
                 raise VerifyError(
                     f"this STORE writes a loop-carried version inside the loop of {at(loop)}, "
-                    f"which the AFTER{_on(line_of(version))} does not list: add the RANGE to "
-                    "its deps",
+                    f"which {at(version)} does not list: add the RANGE to its deps",
                     line_of(uop),
                 )
-
-
-def _on(line: int | None) -> str:
-    return f" on line {line}" if line is not None else ""
-
-
-class _Naming:
-    def __init__(self, line_of: LineOf) -> None:
-        self.line_of = line_of
-
-    def __call__(self, uop: UOp) -> str:
-        return f"the {uop.op}{_on(self.line_of(uop))}"
 
 
 def loop_schedule(sink: UOp, line_of: LineOf = no_line) -> Block:
@@ -303,7 +290,7 @@ def _order_items(
 def _loop_cycle_error(path: list[Item], line_of: LineOf) -> VerifyError:
     """A cycle among the items of one block goes through a loop: a statement outside it must
     run both before the loop (a LOAD of what the loop replaces) and after it."""
-    at = _Naming(line_of)
+    at = naming(line_of)
     loops = [i for i in path if isinstance(i, tuple)]
     stmts = [i for i in path if not isinstance(i, tuple)]
     blamed = next((s for s in stmts if s.op is Op.LOAD), stmts[0] if stmts else None)
