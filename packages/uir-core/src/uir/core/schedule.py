@@ -14,8 +14,9 @@ Both walks are iterative (50,000-statement programs are ordinary).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from .errors import VerifyError
 from .loops import LoopNest, end_stores, loop_nest, naming
@@ -24,6 +25,7 @@ from .ops import Op
 from .uop import UOp
 
 LineOf = Callable[[UOp], "int | None"]
+T = TypeVar("T")
 
 
 def no_line(_: UOp) -> int | None:
@@ -129,26 +131,43 @@ def _cycle_error(path: list[UOp], order: MemoryOrder, line_of: LineOf) -> Verify
 def execution_order(sink: UOp, order: MemoryOrder, line_of: LineOf = no_line) -> list[UOp]:
     """Every UOp under `sink` (CALL bodies not entered), each after what it waits for, the SINK
     last; raises VerifyError when the waits form a cycle."""
+    return _postorder(
+        [sink], lambda u: _inputs(u, order), lambda cycle: _cycle_error(cycle, order, line_of)
+    )
+
+
+def _postorder(
+    starts: list[T],
+    inputs: Callable[[T], Iterable[T]],
+    on_cycle: Callable[[list[T]], VerifyError],
+) -> list[T]:
+    """Every node reachable from `starts` through `inputs`, each after its inputs, found in
+    the order given; raises `on_cycle(path)` (each node on the path waits for the next, the last
+    for the first) when the inputs form a cycle. Iterative: chains are arbitrarily long."""
     DONE, ACTIVE = 2, 1
-    mark: dict[UOp, int] = {sink: ACTIVE}
-    result: list[UOp] = []
-    stack: list[tuple[UOp, Iterator[UOp]]] = [(sink, iter(_inputs(sink, order)))]
-    while stack:
-        node, pending = stack[-1]
-        for nxt in pending:
-            seen = mark.get(nxt)
-            if seen == DONE:
-                continue
-            if seen == ACTIVE:
-                path = [n for n, _ in stack]
-                raise _cycle_error(path[path.index(nxt) :], order, line_of)
-            mark[nxt] = ACTIVE
-            stack.append((nxt, iter(_inputs(nxt, order))))
-            break
-        else:
-            stack.pop()
-            mark[node] = DONE
-            result.append(node)
+    mark: dict[T, int] = {}
+    result: list[T] = []
+    for start in starts:
+        if start in mark:
+            continue
+        mark[start] = ACTIVE
+        stack: list[tuple[T, Iterator[T]]] = [(start, iter(inputs(start)))]
+        while stack:
+            node, pending = stack[-1]
+            for nxt in pending:
+                seen = mark.get(nxt)
+                if seen == DONE:
+                    continue
+                if seen == ACTIVE:
+                    path = [n for n, _ in stack]
+                    raise on_cycle(path[path.index(nxt) :])
+                mark[nxt] = ACTIVE
+                stack.append((nxt, iter(inputs(nxt))))
+                break
+            else:
+                stack.pop()
+                mark[node] = DONE
+                result.append(node)
     return result
 
 
@@ -262,29 +281,12 @@ def _order_items(
     members: dict[Item, int], waits: dict[Item, set[Item]], line_of: LineOf
 ) -> list[Item]:
     """The items of one block, each after the items it waits for, otherwise in rank order."""
-    DONE, ACTIVE = 2, 1
-    mark: dict[Item, int] = {}
-    result: list[Item] = []
-    for start in sorted(members, key=members.__getitem__):
-        if start in mark:
-            continue
-        mark[start] = ACTIVE
-        stack = [(start, iter(sorted(waits.get(start, ()), key=members.__getitem__)))]
-        while stack:
-            node, pending = stack[-1]
-            for nxt in pending:
-                if mark.get(nxt) == DONE:
-                    continue
-                if mark.get(nxt) == ACTIVE:
-                    raise _loop_cycle_error([n for n, _ in stack], line_of)
-                mark[nxt] = ACTIVE
-                stack.append((nxt, iter(sorted(waits.get(nxt, ()), key=members.__getitem__))))
-                break
-            else:
-                stack.pop()
-                mark[node] = DONE
-                result.append(node)
-    return result
+    rank = members.__getitem__
+    return _postorder(
+        sorted(members, key=rank),
+        lambda item: sorted(waits.get(item, ()), key=rank),
+        lambda cycle: _loop_cycle_error(cycle, line_of),
+    )
 
 
 def _loop_cycle_error(path: list[Item], line_of: LineOf) -> VerifyError:
@@ -295,9 +297,10 @@ def _loop_cycle_error(path: list[Item], line_of: LineOf) -> VerifyError:
     stmts = [i for i in path if not isinstance(i, tuple)]
     blamed = next((s for s in stmts if s.op is Op.LOAD), stmts[0] if stmts else None)
     loop = at(loops[0][-1]) if loops else "a loop"
+    what = "this LOAD" if blamed is not None and blamed.op is Op.LOAD else "this statement"
     return VerifyError(
-        f"this statement must run both before and after the loop of {loop}: the memory order "
-        "has a cycle",
+        f"{what} must run both before the loop of {loop} (a store in it replaces what it "
+        "reads) and after it (it needs the loop's result): the memory order has a cycle",
         line_of(blamed) if blamed is not None else None,
     )
 
