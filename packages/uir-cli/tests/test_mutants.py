@@ -164,11 +164,9 @@ def test_options_run_a_bug_where_folding_would_hide_it(tmp_path: Path) -> None:
     # The interpreter's ADD subtracts; the fold pass computes 2 + 3 before the interpreter sees
     # it, so only `uir run --no-opt` shows the bug. Each option set gets its own baseline.
     assert ROOT is not None
-    find = "    return apply(uop.op, uop.dtype, srcs, [s.dtype for s in uop.src])"
-    replace = "    return apply(Op.SUB if uop.op is Op.ADD else uop.op, uop.dtype, srcs,\n" + (
-        "        [s.dtype for s in uop.src])"
-    )
-    interpret = "packages/uir-core/src/uir/core/interpret.py"
+    find = "        Op.ADD: lambda a, b: wrap(a + b),"
+    replace = "        Op.ADD: lambda a, b: wrap(a - b),"
+    interpret = "packages/uir-core/src/uir/core/scalar.py"
     hidden = Mutant("interpreter-add-subtracts", "", interpret, find, replace)
     shown = Mutant("interpreter-add-subtracts-no-opt", "", interpret, find, replace, ("--no-opt",))
     run = run_mutants(ROOT, [str(ADD_TEST)], [hidden, shown], ("run",), Limits(), 2)

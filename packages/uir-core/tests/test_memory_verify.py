@@ -206,7 +206,7 @@ CASES = {
             "%out = SINK void %b1",
         ],
         3,
-        "AFTER waits for STOREs, not CONST",
+        "AFTER waits for STOREs, ENDs or RANGEs, not CONST",
     ),
     "store_type": (
         [

@@ -1,101 +1,35 @@
-"""The reference interpreter: the meaning of a verified program, registered as backend `interp`."""
+"""The reference interpreter: the meaning of a verified program, registered as backend `interp`.
+
+The program's loop nest (`schedule.loop_schedule`) is compiled once into Python closures, one per
+statement, and each loop runs its body's closures once per iteration: no per-iteration dispatch
+on ops. Scalars are plain Python numbers (ints, floats holding values of their dtype, bools) and
+each buffer is a Python list, so a scalar op costs a function call. The ops `scalar.py` covers
+run there; every other op, and every shaped value, goes through `semantics.apply` on numpy
+arrays. Memory references are resolved while compiling: an INDEX knows its buffer's list and its
+window's begin, so at run time it only adds the index.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 
 import numpy as np
 
 from .arrays import buffer_contents, const_array
 from .calls import inline_calls
 from .errors import BackendError
-from .memory import Window, buffer_of
+from .memory import Kind, buffer_of, kind, window_begin
 from .ops import ALU, Op
 from .plugins import Backend, hookimpl
-from .schedule import schedule
+from .scalar import scalar_op
+from .schedule import Block, loop_schedule
 from .semantics import apply
 from .uop import UOp
 
-
-@dataclass(frozen=True)
-class Place:
-    """An INDEX of memory at run time: one element of `buffer`, or None where the gate is false."""
-
-    buffer: UOp
-    at: int | None
-
-
-Value = np.ndarray | Window | Place | None
-Values = dict[UOp, Value]
-Memory = dict[UOp, np.ndarray]  # each BUFFER and LOCAL -> its current contents
-
-
-def _const(uop: UOp, values: Values, memory: Memory) -> np.ndarray:
-    return const_array(uop)
-
-
-def _alu(uop: UOp, values: Values, memory: Memory) -> np.ndarray:
-    srcs = [values[s] for s in uop.src]
-    return apply(uop.op, uop.dtype, srcs, [s.dtype for s in uop.src])
-
-
-def _stack(uop: UOp, values: Values, memory: Memory) -> np.ndarray:
-    return np.stack([values[s] for s in uop.src]).astype(uop.dtype.storage)
-
-
-def _index(uop: UOp, values: Values, memory: Memory) -> Value:
-    source, i = values[uop.src[0]], int(values[uop.src[1]])
-    if not isinstance(source, Window):
-        return np.asarray(source[i])
-    if len(uop.src) == 3 and not bool(values[uop.src[2]]):
-        return Place(source.buffer, None)  # gated off: the place is never touched
-    return Place(source.buffer, source.begin + i)
-
-
-def _buffer(uop: UOp, values: Values, memory: Memory) -> Window:
-    # Contents live in `memory`, set up before the run; a version is the whole buffer.
-    return Window(uop, 0, uop.type.shape[0])
-
-
-def _shrink(uop: UOp, values: Values, memory: Memory) -> Window:
-    outer = values[uop.src[0]]
-    assert isinstance(outer, Window)
-    return Window(outer.buffer, outer.begin + uop.arg[0][0], uop.type.shape[0])
-
-
-def _after(uop: UOp, values: Values, memory: Memory) -> Window:
-    # The deps have run already (the schedule puts them first), so the version is just the buffer.
-    return Window(buffer_of(uop), 0, uop.type.shape[0])
-
-
-def _load(uop: UOp, values: Values, memory: Memory) -> np.ndarray:
-    place = values[uop.src[0]]
-    assert isinstance(place, Place)
-    if place.at is None:
-        return np.zeros((), dtype=uop.dtype.storage)  # a gated-off load yields zero (+0.0)
-    return np.array(memory[place.buffer][place.at])
-
-
-def _store(uop: UOp, values: Values, memory: Memory) -> None:
-    place = values[uop.src[0]]
-    assert isinstance(place, Place)
-    if place.at is not None:
-        memory[place.buffer][place.at] = values[uop.src[1]]
-
-
-EVALUATE: dict[Op, Callable[[UOp, Values, Memory], Value]] = {
-    Op.CONST: _const,
-    Op.STACK: _stack,
-    Op.INDEX: _index,
-    Op.BUFFER: _buffer,
-    Op.LOCAL: _buffer,
-    Op.SHRINK: _shrink,
-    Op.AFTER: _after,
-    Op.LOAD: _load,
-    Op.STORE: _store,
-    **{op: _alu for op in ALU},
-}
+Memory = dict[UOp, np.ndarray]  # each BUFFER and LOCAL -> its starting contents
+Step = Callable[[], None]
+Env = dict[UOp, object]  # each statement -> its current value (scalars as Python numbers)
+Lists = dict[UOp, list]  # each BUFFER and LOCAL -> its contents while the program runs
 
 
 def initial_memory(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None) -> Memory:
@@ -110,27 +44,175 @@ def initial_memory(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None) ->
     return memory
 
 
-def _output(value: Value, memory: Memory) -> np.ndarray:
-    if isinstance(value, Window):
-        return memory[value.buffer][value.begin : value.begin + value.size].copy()
-    assert isinstance(value, np.ndarray)
-    return value
+def _zero(uop: UOp) -> object:
+    """What a gated-off LOAD yields: zero of the dtype (+0.0 for floats)."""
+    return np.zeros((), dtype=uop.dtype.storage).item()
+
+
+def _fallback(uop: UOp) -> Callable[..., object]:
+    """`uop`'s op through the semantics table, on numpy arrays, giving back Python scalars."""
+    dtypes = [s.dtype for s in uop.src]
+    storages = [d.storage for d in dtypes]
+    scalar = not uop.type.shape
+
+    def run(*srcs: object) -> object:
+        arrays = [np.asarray(x, dtype=t) for x, t in zip(srcs, storages, strict=True)]
+        result = apply(uop.op, uop.dtype, arrays, dtypes)
+        return result.item() if scalar else result
+
+    return run
+
+
+class _Compiler:
+    """Turns the statements of a schedule into closures over `env` and the buffers' lists."""
+
+    def __init__(self, lists: Lists) -> None:
+        self.env: Env = {}
+        self.lists = lists
+
+    def block(self, block: Block) -> Step:
+        steps = [self.loop(i) if isinstance(i, Block) else self.statement(i) for i in block.body]
+        steps = [s for s in steps if s is not None]
+
+        def run() -> None:
+            for step in steps:
+                step()
+
+        return run
+
+    def loop(self, block: Block) -> Step:
+        counter = block.range
+        assert counter is not None
+        body, env, end = self.block(block), self.env, counter.src[0]
+
+        def run() -> None:
+            for i in range(env[end]):  # evaluated once per start; no iterations when end <= 0
+                env[counter] = i
+                body()
+
+        return run
+
+    def statement(self, uop: UOp) -> Step | None:
+        """The closure that computes `uop`, or None when it has nothing to do at run time."""
+        env, op = self.env, uop.op
+        if op is Op.CONST:
+            env[uop] = const_array(uop)
+            if not uop.type.shape:
+                env[uop] = env[uop].item()  # type: ignore[union-attr]
+            return None
+        if op in ALU:
+            return self.alu(uop)
+        if op is Op.STACK:
+            return self.stack(uop)
+        if op is Op.INDEX:
+            return self.index(uop) if kind(uop) is Kind.PLACE else self.element(uop)
+        if op is Op.LOAD:
+            return self.load(uop)
+        if op is Op.STORE:
+            return self.store(uop)
+        if op in (Op.BUFFER, Op.LOCAL, Op.AFTER, Op.SHRINK, Op.END, Op.SINK):
+            return None  # memory references are resolved while compiling; END marks a loop's end
+        raise BackendError(f"the interpreter cannot run {op}")
+
+    def alu(self, uop: UOp) -> Step:
+        env, srcs = self.env, uop.src
+        fn = None
+        if not any(s.type.shape for s in (uop, *srcs)) and uop.op not in (Op.CAST, Op.BITCAST):
+            fn = scalar_op(uop.op, srcs[-1].dtype)
+        if fn is None:
+            fn = _fallback(uop)
+        if len(srcs) == 1:
+            (a,) = srcs
+
+            def unary() -> None:
+                env[uop] = fn(env[a])
+
+            return unary
+        if len(srcs) == 2:
+            a, b = srcs
+
+            def binary() -> None:
+                env[uop] = fn(env[a], env[b])
+
+            return binary
+
+        def any_arity() -> None:
+            env[uop] = fn(*[env[s] for s in srcs])
+
+        return any_arity
+
+    def stack(self, uop: UOp) -> Step:
+        env, storage = self.env, uop.dtype.storage
+
+        def run() -> None:
+            env[uop] = np.array([env[s] for s in uop.src], dtype=storage)
+
+        return run
+
+    def element(self, uop: UOp) -> Step:
+        """An INDEX of a small vector value: its element, as a Python scalar."""
+        env, (vector, i) = self.env, uop.src
+
+        def run() -> None:
+            env[uop] = env[vector][env[i]].item()  # type: ignore[index]
+
+        return run
+
+    def index(self, uop: UOp) -> Step:
+        """An INDEX of memory: its place, the position in the buffer's list, or None where the
+        gate is false (the place is never touched)."""
+        env, begin, i = self.env, window_begin(uop.src[0]), uop.src[1]
+        if len(uop.src) == 3:
+            gate = uop.src[2]
+
+            def gated() -> None:
+                env[uop] = begin + env[i] if env[gate] else None
+
+            return gated
+
+        def place() -> None:
+            env[uop] = begin + env[i]
+
+        return place
+
+    def load(self, uop: UOp) -> Step:
+        env, place = self.env, uop.src[0]
+        data, zero = self.lists[buffer_of(place)], _zero(uop)
+
+        def run() -> None:
+            at = env[place]
+            env[uop] = zero if at is None else data[at]  # a gated-off load yields zero
+
+        return run
+
+    def store(self, uop: UOp) -> Step:
+        env, (place, value) = self.env, uop.src
+        data = self.lists[buffer_of(place)]
+
+        def run() -> None:
+            at = env[place]
+            if at is not None:
+                data[at] = env[value]
+
+        return run
+
+
+def _output(uop: UOp, env: Env, lists: Lists) -> np.ndarray:
+    if kind(uop) is Kind.MEMORY:
+        begin = window_begin(uop)
+        contents = lists[buffer_of(uop)][begin : begin + uop.type.shape[0]]
+        return np.array(contents, dtype=uop.dtype.storage)
+    return np.asarray(env[uop], dtype=uop.dtype.storage)
 
 
 def evaluate(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None) -> list[np.ndarray]:
     """The value of each SINK source of a verified program, in order; a memory reference gives
     its contents when the program ends. `inputs` replaces global buffers' contents by slot."""
-    values: Values = {}
     flat = inline_calls(sink)
-    memory = initial_memory(flat, inputs)
-    for uop in schedule(flat):
-        if uop.op is Op.SINK:
-            continue
-        run = EVALUATE.get(uop.op)
-        if run is None:
-            raise BackendError(f"the interpreter cannot run {uop.op}")
-        values[uop] = run(uop, values, memory)
-    return [_output(values[s], memory) for s in flat.src]
+    lists = {b: contents.tolist() for b, contents in initial_memory(flat, inputs).items()}
+    compiler = _Compiler(lists)
+    compiler.block(loop_schedule(flat))()
+    return [_output(s, compiler.env, lists) for s in flat.src]
 
 
 class _Interpreted:
@@ -142,10 +224,10 @@ class _Interpreted:
 
 
 class Interpreter:
-    """The reference semantics, element by element with numpy; always available."""
+    """The reference semantics: the loop nest compiled to Python closures; always available."""
 
     name = "interp"
-    description = "reference interpreter (numpy, bit-exact)"
+    description = "reference interpreter (Python closures over the loop nest, bit-exact)"
 
     def available(self) -> tuple[bool, str]:
         return True, ""

@@ -19,7 +19,7 @@ class Kind(enum.Enum):
     VALUE = "a value"
     MEMORY = "a memory reference"  # a buffer version (BUFFER, LOCAL, AFTER) or a SHRINK window
     PLACE = "an INDEX of memory"  # one element of a memory reference, for LOAD and STORE
-    EFFECT = "an effect"  # a STORE (END in week 3)
+    EFFECT = "an effect"  # a STORE or an END
 
 
 # The ops that are buffer versions: INDEX names one of them through any SHRINK windows.
@@ -43,7 +43,7 @@ def kind(uop: UOp) -> Kind:
         if base.op not in VERSIONS:
             return Kind.VALUE
         return Kind.MEMORY if uop.op is Op.SHRINK else Kind.PLACE
-    if uop.op is Op.STORE:
+    if uop.op in (Op.STORE, Op.END):
         return Kind.EFFECT
     return Kind.VALUE
 

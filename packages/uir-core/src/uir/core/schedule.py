@@ -14,15 +14,18 @@ Both walks are iterative (50,000-statement programs are ordinary).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from .errors import VerifyError
-from .memory import BUFFERS, version_of
+from .loops import LoopNest, end_stores, loop_nest, naming
+from .memory import BUFFERS, buffer_of, version_of
 from .ops import Op
 from .uop import UOp
 
 LineOf = Callable[[UOp], "int | None"]
+T = TypeVar("T")
 
 
 def no_line(_: UOp) -> int | None:
@@ -70,7 +73,9 @@ def memory_order(
             order.state[uop] = uop
             order.position[uop] = 0
         elif uop.op is Op.AFTER:
-            candidates = [order.state[version_of(uop.src[0])], *uop.src[1:]]
+            candidates = [order.state[version_of(uop.src[0])]]
+            for dep in uop.src[1:]:
+                candidates.extend(_dep_states(dep, buffer_of(uop), order))
             order.state[uop] = max(candidates, key=order.position.__getitem__)
         elif uop.op is Op.STORE:
             replaced = order.state_of(uop.src[0])
@@ -92,6 +97,17 @@ def memory_order(
             if replacer is not None:
                 order.loads_before.setdefault(replacer, []).append(uop)
     return order
+
+
+def _dep_states(dep: UOp, buffer: UOp, order: MemoryOrder) -> list[UOp]:
+    """The states an AFTER dep can leave `buffer` in: a STORE itself, the stores to `buffer`
+    that an END waits for (the AFTER picks the latest), none for a RANGE (it carries the version
+    across iterations, uir.md section 7, but writes nothing)."""
+    if dep.op is Op.STORE:
+        return [dep]
+    if dep.op is Op.END:
+        return [s for s in end_stores(dep) if buffer_of(s) is buffer]
+    return []
 
 
 def _inputs(uop: UOp, order: MemoryOrder) -> list[UOp]:
@@ -121,38 +137,206 @@ def _cycle_error(path: list[UOp], order: MemoryOrder, line_of: LineOf) -> Verify
 def execution_order(sink: UOp, order: MemoryOrder, line_of: LineOf = no_line) -> list[UOp]:
     """Every UOp under `sink` (CALL bodies not entered), each after what it waits for, the SINK
     last; raises VerifyError when the waits form a cycle."""
+    return _postorder(
+        [sink], lambda u: _inputs(u, order), lambda cycle: _cycle_error(cycle, order, line_of)
+    )
+
+
+def _postorder(
+    starts: list[T],
+    inputs: Callable[[T], Iterable[T]],
+    on_cycle: Callable[[list[T]], VerifyError],
+) -> list[T]:
+    """Every node reachable from `starts` through `inputs`, each after its inputs, found in
+    the order given; raises `on_cycle(path)` (each node on the path waits for the next, the last
+    for the first) when the inputs form a cycle. Iterative: chains are arbitrarily long."""
     DONE, ACTIVE = 2, 1
-    mark: dict[UOp, int] = {sink: ACTIVE}
-    result: list[UOp] = []
-    stack: list[tuple[UOp, Iterator[UOp]]] = [(sink, iter(_inputs(sink, order)))]
-    while stack:
-        node, pending = stack[-1]
-        for nxt in pending:
-            seen = mark.get(nxt)
-            if seen == DONE:
-                continue
-            if seen == ACTIVE:
-                path = [n for n, _ in stack]
-                raise _cycle_error(path[path.index(nxt) :], order, line_of)
-            mark[nxt] = ACTIVE
-            stack.append((nxt, iter(_inputs(nxt, order))))
-            break
-        else:
-            stack.pop()
-            mark[node] = DONE
-            result.append(node)
+    mark: dict[T, int] = {}
+    result: list[T] = []
+    for start in starts:
+        if start in mark:
+            continue
+        mark[start] = ACTIVE
+        stack: list[tuple[T, Iterator[T]]] = [(start, iter(inputs(start)))]
+        while stack:
+            node, pending = stack[-1]
+            for nxt in pending:
+                seen = mark.get(nxt)
+                if seen == DONE:
+                    continue
+                if seen == ACTIVE:
+                    path = [n for n, _ in stack]
+                    raise on_cycle(path[path.index(nxt) :])
+                mark[nxt] = ACTIVE
+                stack.append((nxt, iter(inputs(nxt))))
+                break
+            else:
+                stack.pop()
+                mark[node] = DONE
+                result.append(node)
     return result
 
 
-def schedule(sink: UOp, line_of: LineOf = no_line) -> list[UOp]:
-    """The statements under `sink` in a valid execution order (the API backends render from).
-
-    Every UOp reachable from `sink` without entering CALL bodies appears once, after all of its
-    sources; each LOAD comes before the STORE that replaces the version it reads; the SINK is
-    last. Order among independent statements follows the sources' order (deterministic). Inline
-    CALLs first to schedule their bodies. Raises VerifyError if the program is not fully ordered.
+@dataclass
+class Block:
+    """One loop of the schedule, or the whole program (`range` None): its statements and inner
+    loops in execution order. A loop runs its body once per value of `range`; the RANGE itself
+    is not in the body (the loop sets it), and its `end` runs before the loop, in an outer block.
     """
-    return execution_order(sink, memory_order(sink, line_of), line_of)
+
+    range: UOp | None
+    body: list[UOp | Block] = field(default_factory=list)
+
+
+def loop_memory(nest: LoopNest, order: MemoryOrder, line_of: LineOf = no_line) -> None:
+    """The memory rules of loops (uir.md section 7): a loop reads what it writes only through a
+    loop-carried AFTER, and such an AFTER lists every loop a store to it runs in."""
+    at = naming(line_of)
+    for uop in nest.inside:
+        if uop.op is Op.LOAD:
+            version = version_of(uop.src[0])
+            replacer = order.replaced_by.get(order.state_of(uop.src[0]))
+            if replacer is None:
+                continue
+            crossed = set(nest.path(uop)) & nest.inside[replacer] - nest.inside[version]
+            if crossed:
+                loop = nest.outermost(crossed)
+                raise VerifyError(
+                    f"this LOAD runs in the loop of {at(loop)} and reads a version that "
+                    f"{at(replacer)} writes in that loop: inside a loop, read through a "
+                    "loop-carried AFTER that lists the RANGE",
+                    line_of(uop),
+                )
+        elif uop.op is Op.STORE and version_of(uop.src[0]).op is Op.AFTER:
+            version = version_of(uop.src[0])
+            carried = [d for d in version.src[1:] if d.op is Op.RANGE]
+            if not carried:
+                continue
+            others = [version.src[0], *(d for d in version.src[1:] if d.op is not Op.RANGE)]
+            outside = frozenset().union(*(nest.inside[d] for d in others))
+            missing = nest.inside[uop] - outside - set(carried)
+            if missing:
+                loop = nest.outermost(missing)
+                raise VerifyError(
+                    f"this STORE writes a loop-carried version inside the loop of {at(loop)}, "
+                    f"which {at(version)} does not list: add the RANGE to its deps",
+                    line_of(uop),
+                )
+
+
+def loop_schedule(sink: UOp, line_of: LineOf = no_line) -> Block:
+    """The program under `sink` as a loop nest: the schedule the interpreter and backends share.
+
+    Each statement sits in the loop of the deepest range it is inside (so loop-invariant values
+    run outside the loops they do not need), after what it waits for: its sources and, for a
+    STORE, the loads of the version it replaces; a loop waits for what any statement in it waits
+    for from outside. The SINK comes last. Raises VerifyError when the program breaks a memory or
+    loop rule. Inline CALLs first to schedule their bodies.
+    """
+    return planned(sink, line_of)[0]
+
+
+def planned(
+    sink: UOp, line_of: LineOf = no_line, statements: list[UOp] | None = None
+) -> tuple[Block, MemoryOrder]:
+    """`loop_schedule(sink)` and the memory order it was built from (the verifier checks the
+    outputs against the order). `statements` is as for `memory_order`."""
+    nest = loop_nest(sink, line_of)
+    order = memory_order(sink, line_of, statements)
+    flat = execution_order(sink, order, line_of)
+    loop_memory(nest, order, line_of)
+    return _nest_blocks(flat, order, nest, line_of), order
+
+
+Item = UOp | tuple[UOp, ...]  # a statement, or the loop at the end of a path of ranges
+
+
+def _nest_blocks(flat: list[UOp], order: MemoryOrder, nest: LoopNest, line_of: LineOf) -> Block:
+    """Group `flat` (a valid order of every statement) into blocks, ordering each block's items."""
+    if not any(nest.inside.values()):
+        return Block(None, list(flat))  # loop-free: one block, in the order `flat` already has
+    rank = {u: i for i, u in enumerate(flat)}
+    items: dict[tuple[UOp, ...], dict[Item, int]] = {(): {}}  # block path -> item -> first rank
+    waits: dict[Item, set[Item]] = {}
+    for uop in flat:
+        path = nest.path(uop)
+        for depth in range(len(path) + 1):
+            inner = path[:depth]
+            item: Item = uop if depth == len(path) else path[: depth + 1]
+            if uop.op is Op.RANGE and depth == len(path):
+                continue  # the loop sets its counter
+            items.setdefault(inner, {}).setdefault(item, rank[uop])
+        for x in _inputs(uop, order):
+            other = nest.path(x)
+            common = 0
+            while common < min(len(path), len(other)) and path[common] is other[common]:
+                common += 1
+            mine = uop if common == len(path) else path[: common + 1]
+            theirs = x if common == len(other) else other[: common + 1]
+            if x.op is Op.RANGE and common == len(other):
+                continue  # a loop's counter is set before its body runs
+            if mine != theirs:
+                waits.setdefault(mine, set()).add(theirs)
+    blocks = {path: Block(path[-1] if path else None) for path in items}
+    for path, members in items.items():
+        blocks[path].body = [
+            blocks[i] if isinstance(i, tuple) else i for i in _order_items(members, waits, line_of)
+        ]
+    return blocks[()]
+
+
+def _order_items(
+    members: dict[Item, int], waits: dict[Item, set[Item]], line_of: LineOf
+) -> list[Item]:
+    """The items of one block, each after the items it waits for, otherwise in rank order."""
+    rank = members.__getitem__
+    return _postorder(
+        sorted(members, key=rank),
+        lambda item: sorted(waits.get(item, ()), key=rank),
+        lambda cycle: _loop_cycle_error(cycle, line_of),
+    )
+
+
+def _loop_cycle_error(path: list[Item], line_of: LineOf) -> VerifyError:
+    """A cycle among the items of one block goes through a loop: a statement outside it must
+    run both before the loop (a LOAD of what the loop replaces) and after it."""
+    at = naming(line_of)
+    loops = [i for i in path if isinstance(i, tuple)]
+    stmts = [i for i in path if not isinstance(i, tuple)]
+    blamed = next((s for s in stmts if s.op is Op.LOAD), stmts[0] if stmts else None)
+    loop = at(loops[0][-1]) if loops else "a loop"
+    what = "this LOAD" if blamed is not None and blamed.op is Op.LOAD else "this statement"
+    return VerifyError(
+        f"{what} must run both before the loop of {loop} (a store in it replaces what it "
+        "reads) and after it (it needs the loop's result): the memory order has a cycle",
+        line_of(blamed) if blamed is not None else None,
+    )
+
+
+def flatten(block: Block) -> list[UOp]:
+    """The statements of a schedule in order, each loop as its RANGE followed by its body."""
+    out: list[UOp] = []
+    stack: list[Iterator[UOp | Block]] = [iter(block.body)]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+        elif isinstance(item, Block):
+            out.append(item.range)  # type: ignore[arg-type]
+            stack.append(iter(item.body))
+        else:
+            out.append(item)
+    return out
+
+
+def schedule(sink: UOp, line_of: LineOf = no_line) -> list[UOp]:
+    """The statements under `sink` in a valid execution order, loops flattened (see `flatten`).
+
+    For a loop-free program this is every UOp reachable from `sink` without entering CALL
+    bodies, once, after its sources; each LOAD before the STORE that replaces the version it
+    reads; the SINK last. Raises VerifyError if the program breaks a memory or loop rule.
+    """
+    return flatten(loop_schedule(sink, line_of))
 
 
 def buffers(sink: UOp) -> list[UOp]:

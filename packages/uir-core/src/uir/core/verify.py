@@ -15,17 +15,18 @@ from .calls import Origins, inline_calls
 from .dtypes import BOOL, I32, VOID, Type
 from .elements import Elements
 from .errors import VerifyError
+from .loops import end_stores
 from .memory import VERSIONS, Kind, buffer_of, kind
 from .ops import ALU, BINARY, BITWISE, COMPARE, FLOAT_BINARY, FLOAT_UNARY, INT_BINARY, Op
 from .parse import LongInt, Program
-from .schedule import execution_order, memory_order
+from .schedule import planned
 from .uop import UOp
 
 # Ops a CALL body may hold: values only, no effects, memory or loops (uir.md section 5).
 BODY_OPS = ALU | {Op.CONST, Op.PARAM, Op.CALL, Op.STACK, Op.INDEX}
 # Ops whose checks accept memory references, places or effects among their sources; every other
 # op takes values only (uir.md section 6).
-MEMORY_AWARE = frozenset({Op.SHRINK, Op.INDEX, Op.LOAD, Op.STORE, Op.AFTER, Op.SINK})
+MEMORY_AWARE = frozenset({Op.SHRINK, Op.INDEX, Op.LOAD, Op.STORE, Op.AFTER, Op.END, Op.SINK})
 
 
 class _Checker:
@@ -294,13 +295,14 @@ def _check_after(c: _Checker, uop: UOp) -> None:
         raise c.fail(uop, f"AFTER of a version of type {mem.type} has that type, not {uop.type}")
     buffer = buffer_of(mem)
     for dep in deps:
-        if dep.op is not Op.STORE:
-            raise c.fail(uop, f"AFTER waits for STOREs, not {dep.op}")
-        ok = buffer_of(dep) is buffer
-        if not ok:
+        if dep.op not in (Op.STORE, Op.END, Op.RANGE):
+            raise c.fail(uop, f"AFTER waits for STOREs, ENDs or RANGEs, not {dep.op}")
+        if dep.op is Op.STORE and buffer_of(dep) is not buffer:
             raise c.fail(
                 uop, f"the STORE{c.line_note(dep)} writes another buffer than this AFTER's"
             )
+        if dep.op is Op.END and not any(buffer_of(s) is buffer for s in end_stores(dep)):
+            raise c.fail(uop, f"the END{c.line_note(dep)} writes no element of this AFTER's buffer")
 
 
 def _check_alu(c: _Checker, uop: UOp) -> None:
@@ -361,11 +363,43 @@ def _check_alu(c: _Checker, uop: UOp) -> None:
             raise c.fail(uop, f"{op} takes numbers, got {dtype}")
 
 
+def _check_range(c: _Checker, uop: UOp) -> None:
+    c.arity(uop, 1)
+    c.slot(uop, "an id")
+    if uop.type != I32:
+        raise c.fail(uop, f"RANGE counts in i32, not {uop.type}")
+    end = uop.src[0]
+    if end.type != I32:
+        raise c.fail(uop, f"a RANGE's end must be an i32 value, not {end.type}")
+
+
+def _check_end(c: _Checker, uop: UOp) -> None:
+    c.no_arg(uop)
+    if uop.type != VOID:
+        raise c.fail(uop, f"END has type void, not {uop.type}")
+    if len(uop.src) < 2:
+        raise c.fail(uop, "END takes an effect and at least one RANGE to close")
+    effect = uop.src[0]
+    if effect.op not in (Op.STORE, Op.END):
+        raise c.fail(uop, f"END closes loops around an effect (a STORE or END), not {effect.op}")
+    listed: set[UOp] = set()
+    for rng in uop.src[1:]:
+        if rng.op is not Op.RANGE:
+            raise c.fail(uop, f"END lists the RANGEs it closes, not {rng.op}")
+        if rng in listed:
+            raise c.fail(uop, f"this END lists the RANGE{c.line_note(rng)} twice")
+        listed.add(rng)
+
+
 # Why each kind of source other than a value or a global buffer cannot be printed.
 _NOT_OUTPUT = {
     Kind.PLACE: "an INDEX of memory is a place, not a value: LOAD it to print the element",
-    Kind.EFFECT: "a STORE is an effect, not an output: SINK the AFTER that follows it",
+    Kind.EFFECT: "{op} is an effect, not an output: SINK the AFTER that follows it",
 }
+
+
+def _a(op: Op) -> str:
+    return f"an {op}" if op is Op.END else f"a {op}"
 
 
 def _check_sink(c: _Checker, uop: UOp) -> None:
@@ -374,7 +408,7 @@ def _check_sink(c: _Checker, uop: UOp) -> None:
         raise c.fail(uop, "SINK has type void")
     for s in uop.src:
         if kind(s) in _NOT_OUTPUT:
-            raise c.fail(uop, _NOT_OUTPUT.get(kind(s), ""))
+            raise c.fail(uop, _NOT_OUTPUT[kind(s)].format(op=_a(s.op)))
         if kind(s) is Kind.MEMORY:
             if buffer_of(s).op is not Op.BUFFER:
                 raise c.fail(uop, "a LOCAL is scratch, never an output")
@@ -395,6 +429,8 @@ CHECKS: dict[Op, Callable[[_Checker, UOp], None]] = {
     Op.LOAD: _check_load,
     Op.STORE: _check_store,
     Op.AFTER: _check_after,
+    Op.RANGE: _check_range,
+    Op.END: _check_end,
     **{op: _check_alu for op in ALU},
 }
 
@@ -411,8 +447,7 @@ def _check_slots(c: _Checker, statements: list[UOp]) -> None:
 
 def _check_memory_order(c: _Checker, sink: UOp, statements: list[UOp]) -> None:
     """The program is fully ordered, and the SINK prints one final version per buffer (6.3)."""
-    order = memory_order(sink, c.program.line_of, statements)
-    execution_order(sink, order, c.program.line_of)
+    _, order = planned(sink, c.program.line_of, statements)
     printed: dict[UOp, UOp] = {}  # buffer -> the state the SINK prints
     for s in sink.src:
         if kind(s) is not Kind.MEMORY:
@@ -479,7 +514,7 @@ def verify(program: Program) -> None:
     sink = program.sink
     everything = sink.toposort()
     for uop in everything:
-        if uop.dtype.is_void and uop.op not in (Op.SINK, Op.STORE):
+        if uop.dtype.is_void and uop.op not in (Op.SINK, Op.STORE, Op.END):
             raise c.fail(uop, f"{uop.op} cannot have type void")
         check = CHECKS.get(uop.op)
         if check is None:

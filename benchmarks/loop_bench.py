@@ -1,0 +1,146 @@
+"""The reference interpreter's speed on loops: scalar ops per second.
+
+Run: uv run python benchmarks/loop_bench.py [N] [SUM]
+Prints figures for an N x N x N f32 matmul by loops (default 64), a SUM-iteration f32 sum
+(default 10^6) and a loop-free chain of 20,000 i32/f32 ops (the week-1 per-op cost). A scalar op
+is one executed statement that computes something: an ALU op, an INDEX, a LOAD or a STORE.
+Nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+
+import numpy as np
+
+from uir.core.interpret import evaluate
+from uir.core.ops import ALU, Op
+from uir.core.parse import parse
+from uir.core.schedule import Block, loop_schedule
+from uir.core.uop import UOp
+from uir.core.verify import verify
+
+COUNTED = ALU | {Op.INDEX, Op.LOAD, Op.STORE}
+
+
+def matmul_text(n: int) -> str:
+    """C = A @ B for n x n f32 matrices, three ranges and one LOCAL accumulator."""
+    return f"""
+%a = BUFFER f32[{n * n}] 0
+%b = BUFFER f32[{n * n}] 1
+%c = BUFFER f32[{n * n}] 2
+%acc = LOCAL f32[1] 0
+%n = CONST i32 {n}
+%z = CONST i32 0
+%fz = CONST f32 0
+%i = RANGE i32 %n 0
+%j = RANGE i32 %n 1
+%k = RANGE i32 %n 2
+%accIJ = AFTER f32[1] %acc %i %j
+%a0 = INDEX f32 %accIJ %z
+%init = STORE void %a0 %fz
+%accK = AFTER f32[1] %acc %init %k
+%ak = INDEX f32 %accK %z
+%old = LOAD f32 %ak
+%in = MUL i32 %i %n
+%ik = ADD i32 %in %k
+%pa = INDEX f32 %a %ik
+%va = LOAD f32 %pa
+%kn = MUL i32 %k %n
+%kj = ADD i32 %kn %j
+%pb = INDEX f32 %b %kj
+%vb = LOAD f32 %pb
+%prod = MUL f32 %va %vb
+%new = ADD f32 %old %prod
+%upd = STORE void %ak %new
+%donek = END void %upd %k
+%accD = AFTER f32[1] %acc %donek
+%ad = INDEX f32 %accD %z
+%sum = LOAD f32 %ad
+%ij = ADD i32 %in %j
+%pc = INDEX f32 %c %ij
+%st = STORE void %pc %sum
+%done = END void %st %i %j
+%c1 = AFTER f32[{n * n}] %c %done
+%out = SINK void %c1
+"""
+
+
+def sum_text(count: int) -> str:
+    """The sum of `count` f32 values 0.5 through a loop-carried accumulator."""
+    return f"""
+%acc = LOCAL f32[1] 0
+%n = CONST i32 {count}
+%z = CONST i32 0
+%half = CONST f32 0.5
+%k = RANGE i32 %n 0
+%accK = AFTER f32[1] %acc %k
+%ak = INDEX f32 %accK %z
+%old = LOAD f32 %ak
+%new = ADD f32 %old %half
+%upd = STORE void %ak %new
+%done = END void %upd %k
+%accD = AFTER f32[1] %acc %done
+%ad = INDEX f32 %accD %z
+%sum = LOAD f32 %ad
+%out = SINK void %sum
+"""
+
+
+def chain_text(statements: int, seed: int = 0) -> str:
+    """A loop-free chain of i32 and f32 arithmetic (every value feeds later ones)."""
+    rng = random.Random(seed)
+    lines = ["%i0 = CONST i32 7", "%f0 = CONST f32 0.5"]
+    for n in range(1, statements):
+        a, b = rng.randrange(n), rng.randrange(n)
+        if rng.random() < 0.5:
+            op = rng.choice(["ADD", "SUB", "MUL", "XOR", "MAX"])
+            lines.append(f"%i{n} = {op} i32 %i{a % n} %i{b % n}")
+            lines.append(f"%f{n} = ADD f32 %f{n - 1} %f{a % n}")
+        else:
+            lines.append(f"%i{n} = ADD i32 %i{n - 1} %i{b % n}")
+            lines.append(f"%f{n} = MUL f32 %f{n - 1} %f{a % n}")
+    lines.append(f"%out = SINK void %i{statements - 1} %f{statements - 1}")
+    return "\n".join(lines)
+
+
+def executed(block: Block) -> int:
+    """How many counted statements running `block` executes (every loop end a CONST)."""
+    total = 0
+    for item in block.body:
+        if isinstance(item, Block):
+            end: UOp = item.range.src[0]  # type: ignore[union-attr]
+            total += max(end.arg, 0) * executed(item)
+        elif item.op in COUNTED:
+            total += 1
+    return total
+
+
+def measure(name: str, text: str, inputs: dict[int, np.ndarray] | None = None) -> None:
+    program = parse(text)
+    verify(program)
+    ops = executed(loop_schedule(program.sink))
+    start = time.perf_counter()
+    evaluate(program.sink, inputs)
+    seconds = time.perf_counter() - start
+    print(
+        f"{name:<34} {ops:>10,} ops {seconds:8.2f} s  "
+        f"{ops / seconds:>12,.0f} ops/s  {seconds / ops * 1e6:6.2f} us/op"
+    )
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 64
+    count = int(sys.argv[2]) if len(sys.argv) > 2 else 10**6
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal(n * n).astype(np.float32) for _ in range(2))
+    print("interpreter (uir run --backend interp, no passes):")
+    measure(f"matmul {n}x{n}x{n} by loops", matmul_text(n), {0: a, 1: b})
+    measure(f"sum of {count:,} values", sum_text(count))
+    measure("week-1 chain of 20,000 ops", chain_text(10_000))
+
+
+if __name__ == "__main__":
+    main()

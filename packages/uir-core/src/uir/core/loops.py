@@ -1,0 +1,225 @@
+"""Loops (uir.md section 7): the ranges each UOp is inside, the nest they form, and its rules.
+
+`ranges_inside` is the one bottom-up analysis that the verifier and the schedule share: a UOp is
+inside the RANGEs it reaches through its sources without passing an END that lists them. The
+ENDs then fix the nest: an END listing `r1 .. rn` puts `r1` directly inside the ranges the END is
+still inside, and each `rk` inside `r(k-1)`. Every END of one RANGE must agree, so each RANGE has
+one place in one tree of loops, and each UOp is placed in the loop of the deepest range it is
+inside (hoisting: a value runs at the shallowest depth its ranges allow).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .errors import VerifyError
+from .ops import Op
+from .uop import UOp
+
+LineOf = Callable[[UOp], "int | None"]
+Ranges = frozenset[UOp]
+_NONE: Ranges = frozenset()
+
+
+def ranges_inside(sink: UOp) -> dict[UOp, Ranges]:
+    """Each UOp under `sink` (CALL bodies not entered) -> the RANGEs it is inside.
+
+    A RANGE is inside itself and the ranges its `end` is inside; an END is inside the ranges of
+    its sources minus the ones it lists; every other UOp is inside the ranges of its sources.
+    """
+    inside: dict[UOp, Ranges] = {}
+    for uop in sink.toposort(bodies=False):
+        src = uop.src[1:] if uop.op is Op.CALL else uop.src
+        found = _NONE
+        for s in src:
+            if inside[s]:  # most sources are inside nothing: skip building a new set
+                found = found | inside[s] if found else inside[s]
+        if uop.op is Op.RANGE:
+            found = found | {uop}
+        elif uop.op is Op.END:
+            found = found - set(uop.src[1:])
+        inside[uop] = found
+    return inside
+
+
+@dataclass
+class LoopNest:
+    """Where every UOp of a program runs: the loops around it, outermost first."""
+
+    inside: dict[UOp, Ranges]
+    # Each RANGE -> the ranges around its loop, outermost first.
+    around: dict[UOp, tuple[UOp, ...]]
+
+    def path(self, uop: UOp) -> tuple[UOp, ...]:
+        """The loops `uop` is placed in, outermost first: those of its deepest range."""
+        ranges = self.inside[uop]
+        if not ranges:
+            return ()
+        deepest = max(ranges, key=lambda r: len(self.around[r]))
+        return (*self.around[deepest], deepest)
+
+    def outermost(self, ranges: Ranges) -> UOp:
+        """The outermost loop among `ranges` (the one an error message names)."""
+        return min(ranges, key=lambda r: len(self.around[r]))
+
+
+def naming(line_of: LineOf) -> Callable[[UOp], str]:
+    """How loop error messages name a statement: `the RANGE on line 4`."""
+
+    def at(uop: UOp) -> str:
+        line = line_of(uop)
+        return f"the {uop.op} on line {line}" if line is not None else f"a {uop.op}"
+
+    return at
+
+
+class _Rules:
+    def __init__(self, line_of: LineOf) -> None:
+        self.line_of = line_of
+        self.at = naming(line_of)
+
+    def fail(self, uop: UOp, message: str) -> VerifyError:
+        return VerifyError(message, self.line_of(uop))
+
+
+def loop_nest(sink: UOp, line_of: LineOf) -> LoopNest:
+    """The loop nest of a program that passed the per-op checks; raises VerifyError for every
+    loop rule of uir.md section 7 that is not a memory rule (those live in schedule.py)."""
+    r = _Rules(line_of)
+    inside = ranges_inside(sink)
+    if not any(inside.values()):
+        return LoopNest(inside, {})  # loop-free: nothing to nest (and no END: ENDs need ranges)
+    around: dict[UOp, tuple[UOp, ...]] = {}
+    placed_by: dict[UOp, UOp] = {}  # each RANGE -> the first END that placed it
+    closed: dict[UOp, Ranges] = {}  # each UOp -> the ranges of the ENDs it depends on
+    for uop in sink.toposort(bodies=False):
+        src = uop.src[1:] if uop.op is Op.CALL else uop.src
+        done = _NONE
+        for s in src:
+            if closed[s]:
+                done = done | closed[s] if done else closed[s]
+        reopened = done & inside[uop]
+        if reopened:
+            again = next(iter(reopened))
+            raise r.fail(
+                uop,
+                f"this statement is inside the loop of {r.at(again)} but depends on an END that "
+                "closes that loop: a second loop over the same values needs a RANGE with "
+                "another id",
+            )
+        if uop.op is Op.END:
+            _check_end(r, uop, inside)
+            done = done | set(uop.src[1:])
+        closed[uop] = done
+    for s in sink.src:
+        if inside[s]:
+            outer = min(inside[s], key=lambda x: len(inside[x]))
+            raise r.fail(
+                sink,
+                f"this SINK source is inside the loop of {r.at(outer)}: close the loop with an "
+                "END and SINK an AFTER that waits for that END",
+            )
+    # Placed from the SINK inwards: the ENDs around an END come after it in source order.
+    for uop in reversed(list(closed)):
+        if uop.op is Op.END:
+            _place(r, uop, inside, around, placed_by)
+    nest = LoopNest(inside, around)
+    for uop, ranges in inside.items():
+        path = nest.path(uop)
+        if not ranges <= set(path):
+            a, b = sorted(ranges - set(path), key=id)[0], path[-1]
+            raise r.fail(
+                uop,
+                f"this statement is inside {r.at(a)} and {r.at(b)}, but no END nests one of "
+                "those loops inside the other",
+            )
+    return nest
+
+
+def _check_end(r: _Rules, end: UOp, inside: dict[UOp, Ranges]) -> None:
+    """An END lists ranges its effect is inside, outer before inner, and leaves no
+    range open whose `end` is inside one it closes."""
+    effect, listed = end.src[0], end.src[1:]
+    for k, rng in enumerate(listed):
+        if rng not in inside[effect]:
+            raise r.fail(
+                end,
+                f"the effect of this END is not inside {r.at(rng)}: an END closes only loops its "
+                "effect runs in",
+            )
+        for later in listed[k + 1 :]:
+            if later in inside[rng]:
+                raise r.fail(
+                    end,
+                    f"this END lists {r.at(rng)} before {r.at(later)}, whose end is inside it: "
+                    "list the outer loop first",
+                )
+    for still in inside[end]:
+        for rng in listed:
+            if rng in inside[still]:
+                raise r.fail(
+                    end,
+                    f"this END closes {r.at(rng)} but not {r.at(still)}, whose end is inside it: "
+                    "close both, the outer first",
+                )
+
+
+def _place(
+    r: _Rules,
+    end: UOp,
+    inside: dict[UOp, Ranges],
+    around: dict[UOp, tuple[UOp, ...]],
+    placed_by: dict[UOp, UOp],
+) -> None:
+    """Give each range the END lists its place in the nest; every END of a range must agree."""
+    # Every range the END is still inside is closed by an END nearer the SINK, placed already.
+    chain = tuple(sorted(inside[end], key=lambda x: len(around[x])))
+    for depth, rng in enumerate(chain):
+        if around[rng] != chain[:depth]:
+            raise r.fail(
+                end,
+                f"this END runs inside {r.at(rng)}, which other ENDs put inside other loops than "
+                "the ones around this END: every END of one loop must sit in the same loops",
+            )
+    for rng in end.src[1:]:
+        known = around.get(rng)
+        if known is None:
+            around[rng] = chain
+            placed_by[rng] = end
+        elif known != chain:
+            other = placed_by[rng]
+            opposite = [x for x in chain if rng in around.get(x, ())]
+            opposite += [x for x in end.src[1:] if x in known and x not in chain]
+            if opposite:
+                raise r.fail(
+                    end,
+                    f"this END and {r.at(other)} nest {r.at(rng)} and {r.at(opposite[0])} "
+                    "in opposite orders",
+                )
+            raise r.fail(
+                end,
+                f"this END closes {r.at(rng)} inside other loops than {r.at(other)} does: "
+                "every END of one loop must sit in the same loops",
+            )
+        chain = (*chain, rng)
+
+
+def end_stores(end: UOp) -> list[UOp]:
+    """The STOREs an END waits for: its effect's, and every store inside the loops it closes
+    that the END reaches (through inner ENDs too), in no particular order."""
+    inside = ranges_inside(end)
+    listed = set(end.src[1:])
+    stores: list[UOp] = []
+    seen: set[UOp] = set()
+    effect = end.src[0]
+    stack = [effect]
+    while stack:
+        uop = stack.pop()
+        if uop in seen or (uop is not effect and not inside[uop] & listed):
+            continue
+        seen.add(uop)
+        if uop.op is Op.STORE:
+            stores.append(uop)
+        stack.extend(uop.src[1:] if uop.op is Op.CALL else uop.src)  # bodies run no effects
+    return stores
