@@ -7,14 +7,14 @@ import signal
 import pytest
 
 from uir.cli.grading.judge import Verdict, judge, lines_match, output_lines, tokens_match
-from uir.cli.grading.sandbox import Outcome, Status
+from uir.cli.grading.sandbox import Outcome, RunStatus
 from uir.cli.grading.testfile import parse_test
 
 PROGRAM = "%a = CONST i32 5\n%out = SINK void %a\n"
 
 
 def _exited(stdout: bytes, code: int = 0) -> Outcome:
-    return Outcome(Status.EXITED, code, None, stdout, b"", 0.1)
+    return Outcome(RunStatus.EXITED, code, None, stdout, b"", 0.1)
 
 
 def test_output_must_match_byte_for_byte() -> None:
@@ -84,16 +84,17 @@ def test_verdicts_for_each_ending() -> None:
     assert judge(test, _exited(b"5\n6\n")).verdict is Verdict.FAIL
     assert judge(test, _exited(b"")).verdict is Verdict.FAIL
     assert judge(test, _exited(b"5\n", 4)).verdict is Verdict.WRONG_EXIT
-    crashed = Outcome(Status.SIGNALED, None, signal.SIGSEGV, b"5\n", b"", 0.1)
+    crashed = Outcome(RunStatus.SIGNALED, None, signal.SIGSEGV, b"5\n", b"", 0.1)
     assert judge(test, crashed).verdict is Verdict.CRASH
-    out_of_cpu = Outcome(Status.SIGNALED, None, signal.SIGXCPU, b"", b"", 0.1)
+    out_of_cpu = Outcome(RunStatus.SIGNALED, None, signal.SIGXCPU, b"", b"", 0.1)
     assert judge(test, out_of_cpu).verdict is Verdict.TIMEOUT
     assert (
-        judge(test, Outcome(Status.TIMEOUT, None, None, b"5\n", b"", 9)).verdict is Verdict.TIMEOUT
+        judge(test, Outcome(RunStatus.TIMEOUT, None, None, b"5\n", b"", 9)).verdict
+        is Verdict.TIMEOUT
     )
-    flood = Outcome(Status.OUTPUT_LIMIT, None, None, b"5\n", b"", 1)
+    flood = Outcome(RunStatus.OUTPUT_LIMIT, None, None, b"5\n", b"", 1)
     assert judge(test, flood).verdict is Verdict.OUTPUT_LIMIT
-    missing = Outcome(Status.CANNOT_START, None, None, b"", b"", 0, "uirc: not found")
+    missing = Outcome(RunStatus.CANNOT_START, None, None, b"", b"", 0, "uirc: not found")
     assert judge(test, missing).verdict is Verdict.CANNOT_START
 
 

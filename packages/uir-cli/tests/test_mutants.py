@@ -12,7 +12,7 @@ from uir.cli.grading.limits import Limits
 from uir.cli.grading.mutants import (
     Mutant,
     MutantsFileError,
-    Status,
+    MutantStatus,
     apply_mutant,
     copy_sources,
     load_mutants,
@@ -125,9 +125,9 @@ def test_a_planted_bug_changes_what_the_copy_computes(tmp_path: Path, fork: bool
     assert [r.verdict.value for r in run.baselines[()]] == ["pass"]
     statuses = {m.mutant.name: m.status for m in run.mutants}
     assert statuses == {
-        "add-subtracts": Status.CAUGHT,
-        "comment-only": Status.NOT_CAUGHT,
-        "stale": Status.DOES_NOT_APPLY,
+        "add-subtracts": MutantStatus.CAUGHT,
+        "comment-only": MutantStatus.NOT_CAUGHT,
+        "stale": MutantStatus.DOES_NOT_APPLY,
     }
     caught = run.mutants[0].catching
     assert [r.actual_lines for r in caught] == [("-1",)]  # 2 - 3: the copy's ADD ran
@@ -171,4 +171,4 @@ def test_options_run_a_bug_where_folding_would_hide_it(tmp_path: Path) -> None:
     shown = Mutant("interpreter-add-subtracts-no-opt", "", interpret, find, replace, ("--no-opt",))
     run = run_mutants(ROOT, [str(ADD_TEST)], [hidden, shown], ("run",), Limits(), 2)
     assert sorted(run.baselines) == [(), ("--no-opt",)]
-    assert [m.status for m in run.mutants] == [Status.NOT_CAUGHT, Status.CAUGHT]
+    assert [m.status for m in run.mutants] == [MutantStatus.NOT_CAUGHT, MutantStatus.CAUGHT]

@@ -58,7 +58,6 @@ class Pat:
 
     __slots__ = (
         "_arg_key",
-        "_dtype_names",
         "_op_ids",
         "arg",
         "dtypes",
@@ -83,10 +82,9 @@ class Pat:
         self.arg = arg
         self.name = name
         self.where = where
-        # Matching runs millions of times: test membership by op identity and dtype name, whose
-        # hashes are cheap, rather than hashing Op enums and DType dataclasses field by field.
+        # Matching runs millions of times: test membership by op identity, whose hash is cheap;
+        # dtypes hash by identity already (one object per dtype).
         self._op_ids = None if self.ops is None else frozenset(map(id, self.ops))
-        self._dtype_names = None if self.dtypes is None else frozenset(d.name for d in self.dtypes)
         self._arg_key = None if arg is _ANY else arg_key(arg)
 
     def __repr__(self) -> str:
@@ -175,7 +173,7 @@ class Pat:
         captures = {} if captures is None else captures
         if self._op_ids is not None and id(uop.op) not in self._op_ids:
             return []
-        if self._dtype_names is not None and uop.type.dtype.name not in self._dtype_names:
+        if self.dtypes is not None and uop.type.dtype not in self.dtypes:
             return []
         if self.arg is not _ANY and arg_key(uop.arg) != self._arg_key:
             return []

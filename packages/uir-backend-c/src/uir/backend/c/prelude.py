@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from uir.core.dtypes import DType
+from uir.core.dtypes import DType, bf16, f16
 
 from .abi import value_ctype
 
@@ -271,8 +271,8 @@ class Helpers:
         """The bit pattern of a value of float or int dtype `d`, as its unsigned bits type."""
         if d.is_int:
             return expr if not d.signed else f"({bits_type(d)}){expr}"
-        if d.name in ("f16", "bf16"):
-            make = _f16_bits if d.name == "f16" else _bf16_bits
+        if d in (f16, bf16):
+            make = _f16_bits if d is f16 else _bf16_bits
             return f"{self.use(f'uir_{d.name}_bits', make)}({expr})"
         t = value_ctype(d)
         return f"{self.use(f'uir_bits_{t}', lambda: _float_bits(t))}({expr})"
@@ -281,8 +281,8 @@ class Helpers:
         """The value of dtype `d` whose bit pattern is the unsigned `expr`."""
         if d.is_int:
             return expr if not d.signed else f"{self.as_signed(d)}({expr})"
-        if d.name in ("f16", "bf16"):
-            make = _f16_value if d.name == "f16" else _bf16_value
+        if d in (f16, bf16):
+            make = _f16_value if d is f16 else _bf16_value
             return f"{self.use(f'uir_{d.name}_value', make)}({expr})"
         t = value_ctype(d)
         self.use(f"uir_bits_{t}", lambda: _float_bits(t))

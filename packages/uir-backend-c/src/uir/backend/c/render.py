@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 
 from uir.core.bounds import bounds
-from uir.core.dtypes import DType, Type
+from uir.core.dtypes import DType, Type, bf16, f16, f32
 from uir.core.errors import BackendError
 from uir.core.ops import ALU, Op
 from uir.core.schedule import schedule
@@ -34,7 +34,7 @@ from .abi import (
 from .prelude import Helpers, bits_type, work_type
 
 # f16 and bf16 values live in floats; each operation computes in double and rounds once to them.
-_SMALL_FLOATS = ("f16", "bf16")
+_SMALL_FLOATS = (f16, bf16)
 
 # The most bytes of arrays one entry point keeps on its stack; larger arrays go on the heap. The
 # code runs on whatever stack its caller has (8 MiB for a main thread, often less for others):
@@ -91,7 +91,7 @@ def _number(int_op: str, float_op: str) -> Render:
         if d.is_int:
             w = work_type(d)
             return ctx.wrap(d, f"({w}){a[0]} {int_op} ({w}){a[1]}")
-        if d.name in _SMALL_FLOATS:
+        if d in _SMALL_FLOATS:
             return ctx.rounded(d, f"(double){a[0]} {float_op} (double){a[1]}")
         return f"({a[0]} {float_op} {a[1]})"
 
@@ -129,7 +129,7 @@ def _mod(ctx: Context, uop: UOp, a: list[str]) -> str:
 
 
 def _fdiv(ctx: Context, uop: UOp, a: list[str]) -> str:
-    if uop.dtype.name in _SMALL_FLOATS:
+    if uop.dtype in _SMALL_FLOATS:
         return ctx.rounded(uop.dtype, f"(double){a[0]} / (double){a[1]}")
     return f"({a[0]} / {a[1]})"
 
@@ -183,11 +183,11 @@ def _float_math(single: str, double: str, small: str | None = None) -> Render:
 
     def render(ctx: Context, uop: UOp, a: list[str]) -> str:
         d = uop.dtype
-        if d.name in _SMALL_FLOATS:
+        if d in _SMALL_FLOATS:
             if small is not None:
                 return small.format(a[0])
             return ctx.rounded(d, double.format(f"(double){a[0]}"))
-        return (single if d.name == "f32" else double).format(a[0])
+        return (single if d is f32 else double).format(a[0])
 
     return render
 
@@ -205,7 +205,7 @@ def _cast(ctx: Context, uop: UOp, a: list[str]) -> str:
             return f"{ctx.helpers.as_signed(d)}(({bits_type(d)}){x})"
         return f"({value_ctype(d)}){x}"  # conversion to unsigned is modulo 2^bits (C99 6.3.1.3)
     # to a float
-    if d.name in _SMALL_FLOATS:
+    if d in _SMALL_FLOATS:
         if src.is_int and src.bits == 64:
             return ctx.rounded(d, f"{ctx.helpers.odd_double(src)}({x})")
         return ctx.rounded(d, f"(double){x}")  # every other int and float is exact in double
@@ -332,14 +332,14 @@ class _Program:
     def decode(self, d: DType, element: str) -> str:
         if d.is_bool:
             return f"({element} != 0)"  # any nonzero byte is true; reading it as _Bool could trap
-        if d.name in _SMALL_FLOATS:
+        if d in _SMALL_FLOATS:
             return self.helpers.from_bits(d, element)
         return element
 
     def encode(self, d: DType, value: str) -> str:
         if d.is_bool:
             return f"(uint8_t){value}"
-        if d.name in _SMALL_FLOATS:
+        if d in _SMALL_FLOATS:
             return self.helpers.to_bits(d, value)
         return value
 

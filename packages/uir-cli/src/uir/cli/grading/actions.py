@@ -18,6 +18,7 @@ from pathlib import Path
 import uir
 from uir.core.errors import UsageError
 
+from ..output import write_output
 from . import commands, guide, mutants, report
 from .forkserver import ForkServer
 from .harness import (
@@ -180,13 +181,13 @@ def test(args: argparse.Namespace) -> int:
     text += guide.mistakes_summary(mistakes)
     if interrupted:
         text.append(f"interrupted by {interrupted}: {len(tests) - len(results)} tests not run")
-    print("\n".join(text))
-    if args.json:
+    if args.json:  # first: a standard output that fails must not cost the report
         document = report.json_report(
             results, compiler.command, limits, args.jobs, duration, mode, len(tests), interrupted
         )
         guide.annotate(document, guides, mistakes)
         _write(args.json, document)
+    write_output("\n".join(text) + "\n")
     if received:
         return 128 + received[0]
     return NOT_PASSED if failures else 0
@@ -264,19 +265,19 @@ def plant_and_run(args: argparse.Namespace) -> int:
         )
     else:
         out.append(report.mutants_table(run, duration))
-    print("\n".join(out))
-    if args.json:
+    if args.json:  # first: a standard output that fails must not cost the report
         _write(
             args.json,
             report.mutants_json(run, str(suite), str(mutants_file), str(root), command, duration),
         )
+    write_output("\n".join(out) + "\n")
     return 0 if run.ok else NOT_PASSED
 
 
 def _record(suite: Path, result: mutants.MutantResult) -> None:
     """`--record`: SUITE/caught.toml updated with the tests that caught one bug (the baseline
     passed, or no bug would have run)."""
-    if result.status is mutants.Status.DOES_NOT_APPLY:
+    if result.status is mutants.MutantStatus.DOES_NOT_APPLY:
         return
     caught = {Path(test.path).stem: [result.mutant.name] for test in result.catching}
     record = guide.merged_catches(guide.load_caught(suite), caught, [result.mutant.name])

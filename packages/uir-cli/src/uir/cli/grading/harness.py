@@ -25,7 +25,7 @@ from pathlib import Path
 from .judge import Verdict, judge
 from .limits import Limits
 from .render_check import judge_render
-from .sandbox import POLL_S, ExecLauncher, Launcher, Outcome, Status, run_limited
+from .sandbox import POLL_S, ExecLauncher, Launcher, Outcome, RunStatus, run_limited
 from .testfile import TestFile, TestFileError, read_test
 
 
@@ -185,16 +185,16 @@ def run_parsed_test(
     program = {name: test.program_bytes}
     argv = [*compiler.argv, *compiler.run_args, file_argument(name)]
     outcome = _run_in_scratch(compiler, argv, program, limits, stop)
-    if outcome.status is Status.STOPPED:
+    if outcome.status is RunStatus.STOPPED:
         return None
     duration = outcome.duration_s
-    rendered = outcome.status is Status.EXITED and outcome.exit_code == 0
+    rendered = outcome.status is RunStatus.EXITED and outcome.exit_code == 0
     if compiler.render_check is not None and rendered and test.expected_exit == 0:
         checker = [*compiler.render_check, file_argument(name), "program.c"]
         files = {**program, "program.c": outcome.stdout}
         checked = dataclasses.replace(limits, address_space=False)
         outcome = _run_in_scratch(compiler, checker, files, checked, stop)
-        if outcome.status is Status.STOPPED:
+        if outcome.status is RunStatus.STOPPED:
             return None
         duration += outcome.duration_s
         judgement = judge_render(test, outcome)

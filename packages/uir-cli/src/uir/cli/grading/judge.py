@@ -13,7 +13,7 @@ import signal
 import struct
 from dataclasses import dataclass
 
-from .sandbox import Outcome, Status
+from .sandbox import Outcome, RunStatus
 from .testfile import TestFile
 
 # A finite float or an infinity as uir.md section 11 prints it (`nan` matches only itself).
@@ -121,13 +121,13 @@ def signal_name(number: int) -> str:
 def judge(test: TestFile, outcome: Outcome) -> Judgement:
     """The verdict on one run of `test`."""
     actual = output_lines(outcome.stdout)
-    if outcome.status is Status.CANNOT_START:
+    if outcome.status is RunStatus.CANNOT_START:
         return Judgement(Verdict.CANNOT_START, outcome.message, actual)
-    if outcome.status is Status.TIMEOUT:
+    if outcome.status is RunStatus.TIMEOUT:
         return Judgement(Verdict.TIMEOUT, "still running at the wall-clock limit: killed", actual)
-    if outcome.status is Status.OUTPUT_LIMIT:
+    if outcome.status is RunStatus.OUTPUT_LIMIT:
         return Judgement(Verdict.OUTPUT_LIMIT, "wrote more output than the limit: killed", actual)
-    if outcome.status is Status.SIGNALED:
+    if outcome.status is RunStatus.SIGNALED:
         assert outcome.signal is not None
         if outcome.signal == signal.SIGXCPU:
             return Judgement(Verdict.TIMEOUT, "past the CPU-time limit (SIGXCPU)", actual)

@@ -135,7 +135,7 @@ def apply_mutant(root: Path, copy: Path, mutant: Mutant) -> str | None:
     return None
 
 
-class Status(enum.Enum):
+class MutantStatus(enum.Enum):
     CAUGHT = "caught"
     NOT_CAUGHT = "not-caught"
     DOES_NOT_APPLY = "does-not-apply"
@@ -144,7 +144,7 @@ class Status(enum.Enum):
 @dataclass
 class MutantResult:
     mutant: Mutant
-    status: Status
+    status: MutantStatus
     reason: str = ""  # why it does not apply
     results: list[TestResult] = field(default_factory=list)
 
@@ -167,14 +167,14 @@ class MutantsRun:
 
     @property
     def caught(self) -> int:
-        return sum(m.status is Status.CAUGHT for m in self.mutants)
+        return sum(m.status is MutantStatus.CAUGHT for m in self.mutants)
 
     @property
     def ok(self) -> bool:
         return (
             not self.bad_tests
             and not self.baseline_failures
-            and all(m.status is Status.CAUGHT for m in self.mutants)
+            and all(m.status is MutantStatus.CAUGHT for m in self.mutants)
         )
 
 
@@ -288,7 +288,9 @@ def run_mutants(
                     continue
                 if copy is not None:
                     result.results = run_suite(copy, result.mutant.options, None)
-                    result.status = Status.CAUGHT if result.catching else Status.NOT_CAUGHT
+                    result.status = (
+                        MutantStatus.CAUGHT if result.catching else MutantStatus.NOT_CAUGHT
+                    )
                     copy.close()
                 run.mutants.append(result)
                 if on_mutant is not None:
@@ -321,7 +323,7 @@ class _Planting:
         directory = self.scratch / f"{index:03d}-{mutant.name}"
         copy_sources(self.root, directory)
         reason = apply_mutant(self.root, directory, mutant)
-        result = MutantResult(mutant, Status.DOES_NOT_APPLY, reason or "")
+        result = MutantResult(mutant, MutantStatus.DOES_NOT_APPLY, reason or "")
         if reason:
             shutil.rmtree(directory, ignore_errors=True)
             return result, None

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from .judge import Judgement, Verdict, judge, output_lines
-from .sandbox import Outcome, Status
+from .sandbox import Outcome, RunStatus
 from .testfile import TestFile
 
 # The checker's exit codes, apart from 0 and uir's own (1-4: the program itself is bad).
@@ -34,7 +34,7 @@ DETAIL_CHARS = 300
 
 def judge_render(test: TestFile, outcome: Outcome) -> Judgement:
     """The verdict on one run of the checker on a compiler's C for `test`."""
-    if outcome.status is Status.EXITED and outcome.exit_code in (NOT_C, NOT_CLEAN, UNDEFINED):
+    if outcome.status is RunStatus.EXITED and outcome.exit_code in (NOT_C, NOT_CLEAN, UNDEFINED):
         message = " ".join(outcome.stderr.decode("utf-8", "replace").split())[:DETAIL_CHARS]
         actual = output_lines(outcome.stdout)
         if outcome.exit_code == UNDEFINED:

@@ -16,8 +16,7 @@ from typing import Any, TextIO
 from .harness import TestResult
 from .judge import Verdict, signal_name
 from .limits import Limits
-from .mutants import MutantResult, MutantsRun
-from .mutants import Status as MutantStatus
+from .mutants import MutantResult, MutantsRun, MutantStatus
 
 SCHEMA_VERSION = 1
 # The isolation of the reference compiler, our own code: limits, no namespaces (spec section 3).

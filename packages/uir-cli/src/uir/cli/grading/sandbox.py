@@ -39,7 +39,7 @@ POLL_S = 0.05
 EXITED_GRACE_S = 0.25
 
 
-class Status(enum.Enum):
+class RunStatus(enum.Enum):
     EXITED = "exited"  # ran to its end; see exit_code
     SIGNALED = "signaled"  # killed by a signal we did not send; see signal
     TIMEOUT = "timeout"  # still running at the deadline: killed
@@ -50,7 +50,7 @@ class Status(enum.Enum):
 
 @dataclass(frozen=True)
 class Outcome:
-    status: Status
+    status: RunStatus
     exit_code: int | None
     signal: int | None
     stdout: bytes
@@ -260,7 +260,7 @@ def run_limited(
     try:
         process = launcher.start(argv, cwd, env, limits)
     except CannotStart as exc:
-        return Outcome(Status.CANNOT_START, None, None, b"", b"", 0.0, str(exc))
+        return Outcome(RunStatus.CANNOT_START, None, None, b"", b"", 0.0, str(exc))
     streams = _Streams(limits.output_bytes, bytearray(), bytearray())
     try:
         ended = _read_until(process, streams, deadline, stop)
@@ -280,12 +280,12 @@ def run_limited(
     stdout = bytes(streams.stdout[: limits.output_bytes])
     stderr = bytes(streams.stderr)
     if ended == "stopped":
-        return Outcome(Status.STOPPED, None, None, stdout, stderr, duration)
+        return Outcome(RunStatus.STOPPED, None, None, stdout, stderr, duration)
     if ended == "over":
-        return Outcome(Status.OUTPUT_LIMIT, None, None, stdout, stderr, duration)
+        return Outcome(RunStatus.OUTPUT_LIMIT, None, None, stdout, stderr, duration)
     if ended == "deadline":
-        return Outcome(Status.TIMEOUT, None, None, stdout, stderr, duration)
+        return Outcome(RunStatus.TIMEOUT, None, None, stdout, stderr, duration)
     assert code is not None
     if code < 0:
-        return Outcome(Status.SIGNALED, None, -code, stdout, stderr, duration)
-    return Outcome(Status.EXITED, code, None, stdout, stderr, duration)
+        return Outcome(RunStatus.SIGNALED, None, -code, stdout, stderr, duration)
+    return Outcome(RunStatus.EXITED, code, None, stdout, stderr, duration)
