@@ -4,6 +4,8 @@ suite programs themselves run in test_suites.py and test_sanitizers.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -12,6 +14,8 @@ from uir.backend.c.plugin import CBackend, compile_many
 from uir.backend.c.render import render_c
 from uir.backend.c.toolchain import compiler
 from uir.core import parse, verify
+
+ROOT = Path(__file__).resolve().parents[3]
 
 pytestmark = pytest.mark.skipif(not CBackend().available()[0], reason="no C compiler")
 
@@ -23,23 +27,10 @@ def program(body: str):
 
 
 def counter_sum(n: int) -> str:
-    """0 + 1 + ... + (n-1) in i32 through a loop-carried accumulator."""
-    return f"""
-%acc = LOCAL i32[1] 0
-%n = CONST i32 {n}
-%z = CONST i32 0
-%k = RANGE i32 %n 0
-%accK = AFTER i32[1] %acc %k
-%ak = INDEX i32 %accK %z
-%old = LOAD i32 %ak
-%new = ADD i32 %old %k
-%upd = STORE void %ak %new
-%done = END void %upd %k
-%accD = AFTER i32[1] %acc %done
-%ad = INDEX i32 %accD %z
-%sum = LOAD i32 %ad
-%out = SINK void %sum
-"""
+    """The suite's 0 + 1 + ... + (n-1) in i32 through a loop-carried accumulator, for any n."""
+    text = (ROOT / "suites" / "week3" / "counter_sum_10.uir").read_text()
+    assert text.count("%n = CONST i32 10\n") == 1
+    return text.replace("%n = CONST i32 10\n", f"%n = CONST i32 {n}\n")
 
 
 def wrapped_i32(value: int) -> int:
