@@ -4,10 +4,10 @@ Every value gets one `const` local, in the order of the loop nest `loop_schedule
 the interpreter runs), each loop a C `for` over its RANGE whose body scopes the values placed in
 it. ALU ops render through `ALU_RENDER`, one entry an op, each a function of the operand
 expressions; `expression` dispatches on it, so an op missing here fails loudly instead of
-rendering wrong code. Memory becomes pointer accesses:
-global buffers are the entry point's parameters (abi.py), LOCALs zeroed arrays, versions and
-windows only change which pointer and offset an INDEX uses. Arrays the function declares live on
-its stack up to STACK_BYTES in all and on the heap beyond (allocated once, before every loop).
+rendering wrong code. Memory becomes pointer accesses: global buffers are the entry point's
+parameters (abi.py), LOCALs zeroed arrays, versions and windows only change which pointer and
+offset an INDEX uses. Arrays the function declares live on its stack up to STACK_BYTES in all
+and on the heap beyond (allocated once, before every loop).
 """
 
 from __future__ import annotations
