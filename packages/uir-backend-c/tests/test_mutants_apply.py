@@ -1,6 +1,6 @@
-"""Every planted bug of suites/week2/mutants_c.toml still applies: its `find` text occurs exactly
-once in its file under packages/*/src. (Whether the suites catch each one is `uir mutants`'s job;
-it takes minutes, so it is not run here.)"""
+"""Every planted bug of suites/week2/mutants_c.toml and suites/week3/mutants_c.toml still
+applies: its `find` text occurs exactly once in its file under packages/*/src. (Whether the
+suites catch each one is `uir mutants`'s job; it takes minutes, so it is not run here.)"""
 
 import tomllib
 from pathlib import Path
@@ -8,11 +8,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-MUTANTS = tomllib.loads((ROOT / "suites" / "week2" / "mutants_c.toml").read_text())["mutant"]
+WEEKS = ("week2", "week3")
+BY_WEEK = {
+    week: tomllib.loads((ROOT / "suites" / week / "mutants_c.toml").read_text())["mutant"]
+    for week in WEEKS
+}
+MUTANTS = [m for week in WEEKS for m in BY_WEEK[week]]
 
 
-def test_there_are_at_least_fifteen_with_unique_names():
-    names = [m["name"] for m in MUTANTS]
+@pytest.mark.parametrize("week", WEEKS)
+def test_there_are_at_least_fifteen_with_unique_names(week):
+    names = [m["name"] for m in BY_WEEK[week]]
     assert len(names) >= 15 and len(set(names)) == len(names)
 
 

@@ -1,11 +1,13 @@
 """UOp graph -> C99 source with no undefined behaviour for any input (uir.md 6.5).
 
-Every value gets one `const` local, in execution order. ALU ops render through `ALU_RENDER`, one
-entry an op, each a function of the operand expressions; `expression` dispatches on it, so an op
-missing here fails loudly instead of rendering wrong code. Memory becomes pointer accesses:
-global buffers are the entry point's parameters (abi.py), LOCALs zeroed arrays, versions and
-windows only change which pointer and offset an INDEX uses. Arrays the function declares live on
-its stack up to STACK_BYTES in all and on the heap beyond.
+Every value gets one `const` local, in the order of the loop nest `loop_schedule` gives (the one
+the interpreter runs), each loop a C `for` over its RANGE whose body scopes the values placed in
+it. ALU ops render through `ALU_RENDER`, one entry an op, each a function of the operand
+expressions; `expression` dispatches on it, so an op missing here fails loudly instead of
+rendering wrong code. Memory becomes pointer accesses: global buffers are the entry point's
+parameters (abi.py), LOCALs zeroed arrays, versions and windows only change which pointer and
+offset an INDEX uses. Arrays the function declares live on its stack up to STACK_BYTES in all
+and on the heap beyond (allocated once, before every loop).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from uir.core.bounds import bounds
 from uir.core.dtypes import DType, Type, bf16, f16, f32
 from uir.core.errors import BackendError
 from uir.core.ops import ALU, Op
-from uir.core.schedule import schedule
+from uir.core.schedule import Block, flatten, loop_schedule
 from uir.core.uop import UOp
 
 from .abi import (
@@ -276,10 +278,13 @@ class _Program:
         self.stack_bytes += size * itemsize
         return True
 
-    def heap_array(self, ctype: str, name: str, size: int) -> str:
-        """The declaration of `name` as a zeroed heap array, freed before the function returns."""
+    def heap_array(self, ctype: str, name: str, size: int) -> None:
+        """Declare `name` as a zeroed heap array at the top of the function, freed before it
+        returns: allocated once even when the value that fills it runs in a loop."""
         self.heap.append(name)
-        return f"{ctype} *{name} = {self.helpers.alloc()}({size}, sizeof *{name});"
+        self.declarations.append(
+            f"{ctype} *{name} = {self.helpers.alloc()}({size}, sizeof *{name});"
+        )
 
     # memory -----------------------------------------------------------------------------------
 
@@ -292,11 +297,11 @@ class _Program:
             name = f"local{len(self.locals)}"
             self.locals[root] = name
             ctype, size = storage_ctype(root.dtype), root.type.size
-            self.declarations.append(
-                f"{ctype} {name}[{size}] = {{0}};"
-                if self.on_stack(size, storage_itemsize(root.dtype))
-                else self.heap_array(ctype, name, size)
-            )
+            # Zeroed once, at the start: a LOCAL is a buffer, not a per-iteration value.
+            if self.on_stack(size, storage_itemsize(root.dtype)):
+                self.declarations.append(f"{ctype} {name}[{size}] = {{0}};")
+            else:
+                self.heap_array(ctype, name, size)
         return self.locals[root]
 
     def element(self, ref: UOp) -> str:
@@ -365,7 +370,7 @@ class _Program:
             items = ", ".join(elements)
             self.body.append(f"const {ctype} {name}[{len(elements)}] = {{{items}}};")
         else:
-            self.body.append(self.heap_array(ctype, name, len(elements)))
+            self.heap_array(ctype, name, len(elements))
             self.body.extend(f"{name}[{i}] = {e};" for i, e in enumerate(elements))
 
     def alu(self, uop: UOp) -> None:
@@ -377,11 +382,10 @@ class _Program:
         name = self.names[uop] = f"v{len(self.names)}"
         expr = render(self.ctx, uop, [f"{self.names[s]}[e]" for s in uop.src])
         ctype, size = value_ctype(uop.dtype), uop.type.size
-        self.body.append(
-            f"{ctype} {name}[{size}];"
-            if self.on_stack(size, value_itemsize(uop.dtype))
-            else self.heap_array(ctype, name, size)
-        )
+        if self.on_stack(size, value_itemsize(uop.dtype)):
+            self.body.append(f"{ctype} {name}[{size}];")
+        else:
+            self.heap_array(ctype, name, size)
         self.body.append(f"for (int e = 0; e < {size}; e++) {name}[e] = {expr};")
 
     def statement(self, uop: UOp) -> None:
@@ -402,10 +406,34 @@ class _Program:
             self.declare(uop, self.load(uop))
         elif op is Op.STORE:
             self.store(uop)
-        elif op in (Op.BUFFER, Op.LOCAL, Op.AFTER, Op.SHRINK, Op.INDEX, Op.SINK):
-            pass  # memory references and places: they only steer the accesses that use them
+        elif op in (Op.BUFFER, Op.LOCAL, Op.AFTER, Op.SHRINK, Op.INDEX, Op.END, Op.SINK):
+            # Memory references and places only steer the accesses that use them: in C every
+            # version of a buffer, loop-carried or after an END, is the buffer's one memory.
+            pass
         else:
             raise BackendError(f"the C backend cannot render {op} yet")
+
+    def block(self, block: Block, used: set[UOp]) -> None:
+        """The statements of `block` in its order, each inner loop as a C `for` over its RANGE."""
+        for item in block.body:
+            if isinstance(item, Block):
+                self.loop(item, used)
+            elif item.op is not Op.CONST or item in used:
+                self.statement(item)
+
+    def loop(self, block: Block, used: set[UOp]) -> None:
+        """`for (i = 0; i < end; i++)`: the counter is an i32 in [0, end-1], so `i++` never
+        overflows, and an end <= 0 runs no iteration. The end is a value declared before the
+        loop, read once as the loop starts. Values declared in the body are local to it."""
+        rng = block.range
+        assert rng is not None
+        counter = self.names[rng] = f"v{len(self.names)}"
+        end = self.names[rng.src[0]]
+        self.body.append(f"for (int32_t {counter} = 0; {counter} < {end}; {counter}++) {{")
+        start = len(self.body)
+        self.block(block, used)
+        self.body[start:] = [f"    {line}" for line in self.body[start:]]
+        self.body.append("}")
 
     def outputs(self) -> None:
         """Copy each value SINK source into its output pointer (abi.py)."""
@@ -471,12 +499,8 @@ def render_c(flat: UOp, entry: str = ENTRY) -> str:
     `entry` renames the entry point, so that several programs can share one library (tests)."""
     abi = layout(flat)
     program = _Program(flat, abi)
-    order = schedule(flat)
-    used = _used_values(order)
-    for uop in order:
-        if uop.op is Op.CONST and uop not in used:
-            continue
-        program.statement(uop)
+    nest = loop_schedule(flat)
+    program.block(nest, _used_values(flatten(nest)))
     program.outputs()
     # A buffer the body never touches (one only read back) must not warn under -Wextra; every
     # output is written.
