@@ -10,23 +10,27 @@ from uir.core.plugins import Pass, hookimpl
 from uir.core.uop import UOp
 
 from .fold import fold_rules
+from .loops import keep_loops
 from .simplify import simplify_rules
+
+# Every pass ends with keep_loops: a rewrite that removes a STORE's dependence on a RANGE (a value
+# it no longer needs) must not take the STORE out of the loop its END lists.
 
 
 def inline(sink: UOp) -> UOp:
     """Every CALL replaced by its body, the arguments substituted for its PARAMs (core's inliner,
     the one the verifier and the backends use)."""
-    return inline_calls(sink)
+    return keep_loops(inline_calls(sink))
 
 
 def fold(sink: UOp) -> UOp:
     """Every ALU op on constants replaced by the constant it computes."""
-    return graph_rewrite(sink, fold_rules)
+    return keep_loops(graph_rewrite(sink, fold_rules))
 
 
 def simplify(sink: UOp) -> UOp:
     """Constant folding plus the algebraic and bounds rules, to a fixpoint."""
-    return graph_rewrite(sink, simplify_rules)
+    return keep_loops(graph_rewrite(sink, simplify_rules))
 
 
 PASSES = (
