@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import itertools
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from uir.core.bounds import bounds, gated_bounds, linear_form
 from uir.core.dtypes import BOOL, I32
 from uir.core.ops import Op
@@ -73,3 +76,48 @@ def test_a_sum_that_may_wrap_is_a_term_of_its_own():
     wraps = add(p, q)  # p + q can wrap: it is not p's value plus q's
     assert linear_form(wraps) == ({wraps: 1}, 0)
     assert linear_form(add(times(3, r), dr, const(-1))) == ({r: 3, dr: 1}, -1)
+
+
+COUNTERS = [counter(4, 10 + n) for n in range(3)]  # three counters in [0, 3]
+coefficients = st.lists(st.integers(-3, 3), min_size=3, max_size=3)
+
+
+def linear(coefs: list[int], offset: int) -> UOp:
+    """sum(coef * counter) + offset, written as nested ADD, SUB and MUL."""
+    total = const(offset)
+    for coef, x in zip(coefs, COUNTERS, strict=True):
+        if coef < 0:
+            total = UOp(Op.SUB, I32, (total, times(-coef, x)))
+        elif coef:
+            total = UOp(Op.ADD, I32, (times(coef, x), total))
+    return total
+
+
+@settings(deadline=None, max_examples=300)
+@given(
+    index=coefficients,
+    offset=st.integers(-5, 5),
+    gated=st.lists(st.tuples(coefficients, st.integers(-6, 6), st.integers(0, 6)), max_size=2),
+)
+def test_gated_bounds_through_sums_hold_for_every_value_the_gate_lets_through(index, offset, gated):
+    # each gated sum g gets lo - 1 < g < lo + width + 1; the expected values are Python ints
+    expr = linear(index, offset)
+    gate = None
+    for coefs, lo, width in gated:
+        conjunct = inside(linear(coefs, 0), lo, lo + width)
+        gate = conjunct if gate is None else UOp(Op.AND, BOOL, (gate, conjunct))
+    if gate is None:
+        return
+    found = gated_bounds(expr, gate)
+    values = [
+        sum(c * v for c, v in zip(index, point, strict=True)) + offset
+        for point in itertools.product(range(4), repeat=3)
+        if all(
+            lo <= sum(c * v for c, v in zip(coefs, point, strict=True)) <= lo + width
+            for coefs, lo, width in gated
+        )
+    ]
+    if found is None:
+        assert not values  # "the gate never holds" must be true
+    else:
+        assert all(found[0] <= v <= found[1] for v in values)
