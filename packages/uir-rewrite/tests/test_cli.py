@@ -1,6 +1,10 @@
 """`uir opt` and `uir run` with the installed passes (the rewrite package's entry point)."""
 
+from pathlib import Path
+
 from uir.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[3]
 
 PROGRAM = """\
 %i0 = PARAM i32 0
@@ -98,3 +102,16 @@ def test_inline_keeps_a_nested_body_that_reuses_the_slots_apart(capsys, tmp_path
     )
     assert main(["run", str(path)]) == 0
     assert capsys.readouterr().out == "24\n"
+
+
+def test_opt_rewrites_a_loop_program_and_its_output_runs_the_same(capsys, tmp_path):
+    # fill2d_1x5: o[i*5 + j] = 10i + j over i < 1, j < 5, so o = 0 1 2 3 4; with i in [0, 0] the
+    # passes fold i*5 and i*10 to 0, and the store must stay in the loop over i its END lists
+    source = ROOT / "suites" / "week3" / "fill2d_1x5.uir"
+    assert main(["opt", str(source)]) == 0
+    optimized = capsys.readouterr().out
+    assert "MUL" not in optimized
+    path = tmp_path / "opt.uir"
+    path.write_text(optimized)
+    assert main(["run", "--no-opt", str(path)]) == 0
+    assert capsys.readouterr().out == "0 1 2 3 4\n"

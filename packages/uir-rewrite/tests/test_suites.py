@@ -1,7 +1,8 @@
 """Every suite program that runs prints its `# expect:` lines (worked out by hand) before the
-passes and after them, and the optimized program still verifies (week 2's memory programs
-included: the passes rebuild LOADs, STOREs and AFTERs over simplified indices and values, and
-must not change what they do)."""
+passes, after each pass alone and after the whole pipeline, and every result still verifies
+(week 2's memory programs included: the passes rebuild LOADs, STOREs and AFTERs over simplified
+indices and values, and must not change what they do; week 3's loop programs too: the passes
+must keep every STORE in the loops its END lists, and every gated index provable)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from uir.rewrite.passes import fold, inline, simplify
 ROOT = Path(__file__).resolve().parents[3]
 TESTS = [
     test
-    for week in ("week1", "week2")
+    for week in ("week1", "week2", "week3")
     for path in sorted((ROOT / "suites" / week).glob("*.uir"))
     if (test := read_test(str(path))).expected_exit == 0
 ]
@@ -37,16 +38,31 @@ def assert_prints_expected(test: TestFile, sink, when: str) -> None:
     assert index is None, f"{when}, line {index + 1}: expected {test.expected_lines}, got {lines}"
 
 
-@pytest.mark.parametrize("test", TESTS, ids=[f"{Path(t.path).parent.name}/{t.name}" for t in TESTS])
+def assert_keeps_meaning(test: TestFile, before, after, when: str) -> None:
+    verify(Program(after, {}))
+    assert_prints_expected(test, after, when)
+    assert printed(after) == printed(before)  # within a tolerance too: every bit kept
+
+
+IDS = [f"{Path(t.path).parent.name}/{t.name}" for t in TESTS]
+
+
+@pytest.mark.parametrize("test", TESTS, ids=IDS)
 def test_every_suite_program_prints_what_it_expects_before_and_after_the_passes(test):
     program = parse(test.program, test.path)
     verify(program)
     assert_prints_expected(test, program.sink, "before the passes")
     optimized = simplify(fold(inline(program.sink)))
-    verify(Program(optimized, {}))
-    assert_prints_expected(test, optimized, "after the passes")
-    assert printed(optimized) == printed(program.sink)  # within a tolerance too: every bit kept
+    assert_keeps_meaning(test, program.sink, optimized, "after the passes")
+
+
+@pytest.mark.parametrize("test", TESTS, ids=IDS)
+def test_every_pass_alone_keeps_every_suite_program(test):
+    program = parse(test.program, test.path)
+    for run in (inline, fold, simplify):
+        assert_keeps_meaning(test, program.sink, run(program.sink), f"after {run.__name__} alone")
 
 
 def test_the_suites_are_there():
     assert len(TESTS) > 100
+    assert sum(Path(t.path).parent.name == "week3" for t in TESTS) > 40

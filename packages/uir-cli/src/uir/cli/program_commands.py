@@ -6,7 +6,6 @@ import argparse
 
 from uir.core import UOp, print_program
 from uir.core.errors import BackendError
-from uir.core.ops import Op
 from uir.core.output import format_value
 from uir.core.plugins import Backend, Registry, load_registry, run_passes
 
@@ -20,14 +19,7 @@ def _split(names: str | None) -> list[str]:
 
 def optimize(sink: UOp, registry: Registry, args: argparse.Namespace) -> UOp:
     """Run the selected passes of the installed pipeline, in pipeline order, each result checked
-    (a pass that breaks the program is an internal error naming the pass).
-
-    Programs with loops skip the passes for now: value rewrites can drop a store's dependence on
-    a counter (`i*5` with `i` in [0, 0] folds to 0) and so take the store out of a loop an END
-    lists, which changes what the program means (issue 9, rewrites inside loops).
-    """
-    if any(u.op is Op.RANGE for u in sink.toposort()):
-        return sink
+    (a pass that breaks the program is an internal error naming the pass)."""
     return run_passes(sink, registry.pipeline(_split(args.passes), _split(args.skip)))
 
 

@@ -321,4 +321,100 @@ def gated_bounds(uop: UOp, gate: UOp) -> Interval | None:
         if lo > hi:
             return None  # the gate contradicts what every value of `node` satisfies
         local[node] = (lo, hi)
-    return local[uop]
+    lo, hi = local[uop]
+    through = _through_linear_facts(uop, facts, local)
+    if through is not None:
+        lo, hi = max(lo, through[0]), min(hi, through[1])
+    return (lo, hi) if lo <= hi else None
+
+
+# Bounds through sums (an extension section 6.4 allows: "a compiler may know more"). A gate that
+# bounds `r + dr` narrows `3*r + 3*dr + c - 4` too, although that sum holds no `r + dr` UOp: a
+# rewrite that reassociates a gated index (the simplifier's sums of products) must not cost its
+# proof. Both are read as exact integer sums of terms and the index is split into multiples of
+# the gated sums plus a rest.
+LinearForm = tuple[dict[UOp, int], int]
+_MAX_LINEAR_NODES = 64  # a larger expression is read as it is (this is a bound, not a search)
+
+
+def _exact(node: UOp) -> bool:
+    """Whether `node` computes its exact integer result: the interval its rule gives from its
+    sources' bounds fits its dtype, so it cannot have wrapped."""
+    found = RULES[node.op](node, [bounds(s) for s in node.src])
+    low, high = full_range(node)
+    return found is not None and low <= found[0] and found[1] <= high
+
+
+def linear_form(uop: UOp) -> LinearForm | None:
+    """`uop` as `sum(coef * term) + const` over the integers, expanding the ADD, SUB, NEG and MUL
+    by a constant that cannot wrap; None for an int expression too large to read."""
+    terms: dict[UOp, int] = {}
+    const, visited = 0, 0
+    stack = [(uop, 1)]
+    while stack:
+        node, coef = stack.pop()
+        visited += 1
+        if visited > _MAX_LINEAR_NODES:
+            return None
+        value = _constant(bounds(node))
+        if value is not None:
+            const += coef * value
+        elif node.op in (Op.ADD, Op.SUB, Op.NEG, Op.MUL) and node.dtype.is_int and _exact(node):
+            if node.op is Op.ADD:
+                stack.extend((s, coef) for s in node.src)
+            elif node.op is Op.SUB:
+                stack.extend(((node.src[0], coef), (node.src[1], -coef)))
+            elif node.op is Op.NEG:
+                stack.append((node.src[0], -coef))
+            else:
+                factors = [_constant(bounds(s)) for s in node.src]
+                if factors[1] is not None:
+                    stack.append((node.src[0], coef * factors[1]))
+                elif factors[0] is not None:
+                    stack.append((node.src[1], coef * factors[0]))
+                else:
+                    terms[node] = terms.get(node, 0) + coef
+        else:
+            terms[node] = terms.get(node, 0) + coef
+    return {t: c for t, c in terms.items() if c}, const
+
+
+def _multiple(terms: dict[UOp, int], of: dict[UOp, int]) -> int | None:
+    """The integer `a != 0` with `terms[t] == a * of[t]` for every term t of `of`, if any."""
+    first, coef = next(iter(of.items()))
+    a, rest = divmod(terms.get(first, 0), coef)
+    if rest or not a or any(terms.get(t, 0) != a * c for t, c in of.items()):
+        return None
+    return a
+
+
+def _through_linear_facts(
+    uop: UOp, facts: dict[UOp, Interval], local: dict[UOp, Interval]
+) -> Interval | None:
+    """Bounds of `uop` as multiples of the gated sums in `facts` plus a rest bounded term by term
+    (each term narrowed as the gate narrows it); None when no gated sum divides it out."""
+    if not uop.dtype.is_int or not any(x.op in (Op.ADD, Op.SUB) for x in facts):
+        return None
+    form = linear_form(uop)
+    if form is None:
+        return None
+    terms, lo = dict(form[0]), form[1]
+    hi, used = lo, False
+    for x, (x_lo, x_hi) in facts.items():
+        fact = linear_form(x)
+        if fact is None or not fact[0]:
+            continue
+        a = _multiple(terms, fact[0])
+        if a is None:
+            continue
+        for t in fact[0]:
+            del terms[t]
+        # a * (x - x.const) is the part of `uop` this fact bounds
+        ends = (a * (x_lo - fact[1]), a * (x_hi - fact[1]))
+        lo, hi, used = lo + min(ends), hi + max(ends), True
+    if not used:
+        return None
+    for t, coef in terms.items():
+        t_lo, t_hi = local.get(t, bounds(t))
+        lo, hi = lo + min(coef * t_lo, coef * t_hi), hi + max(coef * t_lo, coef * t_hi)
+    return lo, hi

@@ -10,23 +10,29 @@ from uir.core.plugins import Pass, hookimpl
 from uir.core.uop import UOp
 
 from .fold import fold_rules
+from .loops import in_loops
 from .simplify import simplify_rules
+
+# Every pass runs through in_loops: a rewrite that removes a STORE's dependence on a RANGE (a value
+# it no longer needs) must not take the STORE out of the loop it ran in.
 
 
 def inline(sink: UOp) -> UOp:
     """Every CALL replaced by its body, the arguments substituted for its PARAMs (core's inliner,
     the one the verifier and the backends use)."""
-    return inline_calls(sink)
+    return in_loops(inline_calls, sink)
 
 
 def fold(sink: UOp) -> UOp:
     """Every ALU op on constants replaced by the constant it computes."""
-    return graph_rewrite(sink, fold_rules)
+    return in_loops(lambda root, origins: graph_rewrite(root, fold_rules, origins=origins), sink)
 
 
 def simplify(sink: UOp) -> UOp:
     """Constant folding plus the algebraic and bounds rules, to a fixpoint."""
-    return graph_rewrite(sink, simplify_rules)
+    return in_loops(
+        lambda root, origins: graph_rewrite(root, simplify_rules, origins=origins), sink
+    )
 
 
 PASSES = (
