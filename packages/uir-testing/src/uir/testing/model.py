@@ -406,10 +406,15 @@ class _Frame:
         """The buffer after every iteration of the loops `end` closes; with no iteration that
         writes it, the state its first one would have started from (None: it never writes it)."""
         listed = end.src[1:]
-        for it in reversed(self.iterations(listed, env)):
-            state = self.after_iteration(buffer, frozenset(listed), it)
-            if state is not None:
-                return state
+        # first to last: each iteration builds on the one before, already known, so that the
+        # evaluation never recurses through every earlier iteration
+        states = [
+            self.after_iteration(buffer, frozenset(listed), it)
+            for it in self.iterations(listed, env)
+        ]
+        written = [s for s in states if s is not None]
+        if written:
+            return written[-1]
         return self.before_loop(buffer, frozenset(listed), env | {r: 0 for r in listed})
 
     def before_loop(self, buffer: UOp, loops: frozenset[UOp], first: Env) -> Version | None:
