@@ -155,6 +155,12 @@ def accumulator(sink: UOp) -> bool:
     )
 
 
+def carried_across_two_ranges(sink: UOp) -> bool:
+    return any(
+        u.op is Op.AFTER and sum(d.op is Op.RANGE for d in u.src[1:]) == 2 for u in uops(sink)
+    )
+
+
 def gated_in_loop(sink: UOp) -> bool:
     inside = ranges_inside(sink)
     return any(u.op is Op.INDEX and len(u.src) == 3 and inside[u] for u in uops(sink))
@@ -189,7 +195,16 @@ def end_loaded(sink: UOp) -> bool:
 
 @pytest.mark.parametrize(
     "feature",
-    [nested, triangular, accumulator, gated_in_loop, later_iteration_wins, zero_trip, end_loaded],
+    [
+        nested,
+        triangular,
+        accumulator,
+        carried_across_two_ranges,
+        gated_in_loop,
+        later_iteration_wins,
+        zero_trip,
+        end_loaded,
+    ],
     ids=lambda f: f.__name__,
 )
 def test_the_generator_draws_every_kind_of_loop(feature):

@@ -453,7 +453,9 @@ class _Builder:
         low, high = _binary(Op.CMPLE, _i32(0), i), _binary(Op.CMPLT, i, _i32(size))
         return UOp(Op.INDEX, element, (reference, i, _binary(Op.AND, low, high)))
 
-    def loop_value(self, dtype: DType, counters: tuple[UOp, ...], written: tuple[_Memory, ...]):
+    def loop_value(
+        self, dtype: DType, counters: tuple[UOp, ...], written: tuple[_Memory, ...]
+    ) -> UOp:
         """A value of `dtype` computed in the loops of `counters`: from a counter, the pool, or a
         load (maybe gated) of a memory the loop does not write, and sometimes two combined."""
         type_ = Type(dtype)
@@ -496,30 +498,32 @@ class _Builder:
 
     def accumulate(self) -> UOp:
         """An accumulator (uir.md section 7): an init store, an AFTER carrying the buffer across
-        the range, load-update-store, END, and the AFTER over the END read back. With two ranges
-        it is a matmul's shape: the init runs in the outer loop (through an AFTER carrying the
-        accumulator across it), the update in the inner one, and the outer loop stores each
-        result to another memory."""
+        the ranges, load-update-store, END, and the AFTER over the END read back. Two ranges are
+        carried together (one END closes both), or nest as a matmul's do: the init runs in the
+        outer loop (through an AFTER carrying the accumulator across it), the update in the inner
+        one, and the outer loop stores each result to another memory."""
         counters = self.loop_ranges()
+        nested = len(counters) == 2 and self.draw(st.booleans())
         acc = self.some_memory()
-        # with two ranges, the outer loop also writes `out`: neither may be read in the loops
-        written = (acc,) if len(counters) == 1 else (acc, self.some_memory(avoid=(acc,)))
+        # a nested accumulator's outer loop also writes `out`: neither may be read in the loops
+        written = (acc, self.some_memory(avoid=(acc,))) if nested else (acc,)
         z = _i32(self.draw(st.integers(0, acc.size - 1)))
         type_ = Type(acc.dtype)
         base = acc.current
-        if len(counters) == 1:
-            init = UOp(Op.STORE, VOID, (UOp(Op.INDEX, type_, (base, z)), self.pick(type_)))
-        else:
+        if nested:
             outer = UOp(Op.AFTER, base.type, (base, counters[0]))
             start = self.loop_value(acc.dtype, counters[:1], written)
             init = UOp(Op.STORE, VOID, (UOp(Op.INDEX, type_, (outer, z)), start))
-        carried = UOp(Op.AFTER, base.type, (base, init, counters[-1]))
+        else:
+            init = UOp(Op.STORE, VOID, (UOp(Op.INDEX, type_, (base, z)), self.pick(type_)))
+        across = counters[1:] if nested else counters
+        carried = UOp(Op.AFTER, base.type, (base, init, *across))
         at = UOp(Op.INDEX, type_, (carried, z))
         old = UOp(Op.LOAD, type_, (at,))
         op = self.draw(st.sampled_from(_binary_ops(acc.dtype)))
         update = _binary(op, old, self.loop_value(acc.dtype, counters, written))
-        done = UOp(Op.END, VOID, (UOp(Op.STORE, VOID, (at, update)), counters[-1]))
-        if len(counters) == 1:
+        done = UOp(Op.END, VOID, (UOp(Op.STORE, VOID, (at, update)), *across))
+        if not nested:
             self.written(acc, init)
             after = self.written(acc, done)
             return UOp(Op.LOAD, type_, (UOp(Op.INDEX, type_, (after, z)),))
