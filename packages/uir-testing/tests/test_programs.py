@@ -161,6 +161,11 @@ def carried_across_two_ranges(sink: UOp) -> bool:
     )
 
 
+def two_ends_of_one_loop(sink: UOp) -> bool:
+    listed = [r for u in uops(sink) if u.op is Op.END for r in u.src[1:]]
+    return len(listed) > len(set(listed))
+
+
 def gated_in_loop(sink: UOp) -> bool:
     inside = ranges_inside(sink)
     return any(u.op is Op.INDEX and len(u.src) == 3 and inside[u] for u in uops(sink))
@@ -200,6 +205,7 @@ def end_loaded(sink: UOp) -> bool:
         triangular,
         accumulator,
         carried_across_two_ranges,
+        two_ends_of_one_loop,
         gated_in_loop,
         later_iteration_wins,
         zero_trip,

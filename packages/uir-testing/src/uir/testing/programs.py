@@ -504,9 +504,11 @@ class _Builder:
         one, and the outer loop stores each result to another memory."""
         counters = self.loop_ranges()
         nested = len(counters) == 2 and self.draw(st.booleans())
+        watched = not nested and self.draw(st.booleans())
         acc = self.some_memory()
-        # a nested accumulator's outer loop also writes `out`: neither may be read in the loops
-        written = (acc, self.some_memory(avoid=(acc,))) if nested else (acc,)
+        # a nested accumulator's outer loop, or a watcher, also writes a second memory: neither
+        # may be read in the loops
+        written = (acc, self.some_memory(avoid=(acc,))) if nested or watched else (acc,)
         z = _i32(self.draw(st.integers(0, acc.size - 1)))
         type_ = Type(acc.dtype)
         base = acc.current
@@ -520,12 +522,16 @@ class _Builder:
         carried = UOp(Op.AFTER, base.type, (base, init, *across))
         at = UOp(Op.INDEX, type_, (carried, z))
         old = UOp(Op.LOAD, type_, (at,))
-        op = self.draw(st.sampled_from(_binary_ops(acc.dtype)))
+        ops = _binary_ops(acc.dtype)
+        # most accumulators add: the first op (ADD, or AND for bool) weighs as much as the rest
+        op = self.draw(st.sampled_from(ops[:1] * len(ops) + ops))
         update = _binary(op, old, self.loop_value(acc.dtype, counters, written))
         done = UOp(Op.END, VOID, (UOp(Op.STORE, VOID, (at, update)), *across))
         if not nested:
             self.written(acc, init)
             after = self.written(acc, done)
+            if watched:
+                self.watch(carried, z, across, written[1])
             return UOp(Op.LOAD, type_, (UOp(Op.INDEX, type_, (after, z)),))
         after = UOp(Op.AFTER, base.type, (base, done))
         result = UOp(Op.LOAD, type_, (UOp(Op.INDEX, type_, (after, z)),))
@@ -536,6 +542,19 @@ class _Builder:
         end = UOp(Op.END, VOID, (UOp(Op.STORE, VOID, (place, result)), counters[0]))
         self.written(acc, end)  # the outer END waits for every store to the accumulator too
         return self.written(out, end)
+
+    def watch(self, carried: UOp, z: UOp, counters: tuple[UOp, ...], seen: _Memory) -> None:
+        """A second END of the accumulator's loops: each iteration copies the accumulator's
+        element, as it was before this iteration's update, to `seen`. Its LOAD is not a source
+        of the update (a gate that always holds makes it another UOp than the update's), so only
+        the rule that a LOAD runs before the STORE replacing its version orders the two."""
+        type_ = Type(carried.dtype)
+        always = _binary(Op.CMPLE, _i32(0), counters[0])
+        before = UOp(Op.LOAD, type_, (UOp(Op.INDEX, type_, (carried, z, always)),))
+        if before.dtype is not seen.dtype:
+            before = UOp(Op.CAST, Type(seen.dtype), (before,))
+        place = self.counter_place(self.window(seen.current), counters)
+        self.written(seen, UOp(Op.END, VOID, (UOp(Op.STORE, VOID, (place, before)), *counters)))
 
     # --- the program ---
 
