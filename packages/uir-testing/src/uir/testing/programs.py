@@ -413,10 +413,13 @@ class _Builder:
     # loop-carried AFTER).
 
     def trip_end(self, outer: UOp | None = None) -> UOp:
-        """The end of a new RANGE, at most MAX_TRIPS: a constant (maybe <= 0: a zero-trip loop),
-        a value loaded from memory and clamped, or, inside an `outer` loop, its counter plus
-        -1, 0 or 1 (a triangular loop, whose first iterations may run no inner iteration)."""
-        how = self.draw(st.sampled_from(("const", "const", "loaded", "triangular")))
+        """The end of a new RANGE, at most MAX_TRIPS: a positive constant, a constant <= 0 (a
+        zero-trip loop), a value loaded from memory and clamped, or, inside an `outer` loop, its
+        counter plus -1, 0 or 1 (a triangular loop, whose first iterations may run no inner
+        iteration)."""
+        how = self.draw(st.sampled_from(("const", "const", "zero", "loaded", "triangular")))
+        if how == "zero":
+            return _i32(self.draw(st.integers(-2, 0)))
         if how == "triangular" and outer is not None:
             return _binary(Op.ADD, outer, _i32(self.draw(st.integers(-1, 1))))
         if how == "loaded":
@@ -424,7 +427,7 @@ class _Builder:
             if loaded.type != I32:
                 loaded = UOp(Op.CAST, I32, (loaded,))
             return _binary(Op.MIN, loaded, _i32(MAX_TRIPS))
-        return _i32(self.draw(st.integers(-2, MAX_TRIPS)))
+        return _i32(self.draw(st.integers(1, MAX_TRIPS)))
 
     def new_range(self, outer: UOp | None = None) -> UOp:
         self.ranges += 1
