@@ -234,7 +234,8 @@ def cast(x: Scalar, source: DType, dtype: DType) -> Scalar:
             return min(max(math.trunc(float(x)), dtype.min), dtype.max)
         return wrap(int(x), dtype)
     if source.is_float:
-        return scalar(x, dtype)  # numpy's float conversion rounds once
+        with np.errstate(over="ignore"):  # too big for the dtype: inf, as uir.md 4 says
+            return scalar(x, dtype)  # numpy's float conversion rounds once
     return int_to_float(int(x), dtype)
 
 
@@ -338,8 +339,8 @@ class _Frame:
             loops = self.ranges(uop) - self.ranges(version_of(uop))
             previous = self.previous(loops, env)
             base = srcs[0].version
-            if previous is not None:
-                base = self.after_iteration(buffer_of(uop), loops, previous) or base
+            if previous is not None:  # this very store ran in it: its state is not None
+                base = self.after_iteration(buffer_of(uop), loops, previous)
             return Write(base, srcs[0].at, srcs[1])
         if op is Op.SINK:
             return [flat(v) for v in srcs]
