@@ -22,6 +22,8 @@ follows the spec's words directly:
   their last iteration). A STORE in loops that its version is outside, and a loop-carried AFTER,
   build on the state after the previous iteration of those loops in nest order (or, in the first,
   on the version itself and the AFTER's other deps). No loop nest or schedule is computed.
+  Finding an iteration's predecessor walks its loop's iterations, so the cost grows with the
+  square of a trip count: fine for generated programs (at most a few iterations per loop).
 
 It covers the week-1 ops over bool, every int dtype, f16, f32 and f64, week-2 memory and week-3
 loops. EXP2,
