@@ -2,12 +2,19 @@
 the C backend agree bit for bit (NaN payloads are unspecified: NaNs compare by NaN-ness).
 
 Programs come from the project's one generator (uir.testing.programs): week-1 programs with CALLs,
-STACK, INDEX and edge values, and memory programs in every dtype with global buffers, LOCALs,
-windows and gates. EXP2, LOG2 and SIN are left out of the memory programs: they are only
-specified to 2 ulp.
+STACK, INDEX and edge values, memory programs in every dtype with global buffers, LOCALs,
+windows and gates, and week-3 loop programs (nests, triangular and zero-trip loops, accumulators,
+ends loaded from memory). EXP2, LOG2 and SIN are left out of the memory and loop programs: they
+are only specified to 2 ulp.
+
+Until the C backend renders RANGE (issue 9 item 6, branch cloops), the loop programs are skipped
+on the BackendError that says so; until the passes keep loop programs valid, a program they break
+is left out of the "opt" comparison (uir.testing.passes).
 """
 
 from __future__ import annotations
+
+from typing import NoReturn
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -19,15 +26,28 @@ from uir.backend.c.toolchain import compiler
 from uir.core import print_program
 from uir.core.calls import inline_calls
 from uir.core.dtypes import DTYPES
+from uir.core.errors import BackendError
 from uir.core.interpret import evaluate
 from uir.core.plugins import load_registry
 from uir.testing.compare import same_outputs
+from uir.testing.passes import broken_loops
 from uir.testing.programs import programs
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C compiler")
 
 ALL_DTYPES = tuple(d for d in DTYPES.values() if not d.is_void)
 MEMORY_PROGRAMS = programs(week=2, dtypes=ALL_DTYPES, approximate=False)
+LOOP_PROGRAMS = programs(week=3, dtypes=ALL_DTYPES, approximate=False)
+BY_WEEK = pytest.mark.parametrize(
+    "strategy", [MEMORY_PROGRAMS, LOOP_PROGRAMS], ids=["week2_memory", "week3_loops"]
+)
+
+
+def skip_unrendered_loops(error: BackendError) -> NoReturn:
+    """Skip while the C backend does not render RANGE yet (issue 9 item 6); re-raise otherwise."""
+    if "RANGE" in str(error):
+        pytest.skip(f"the C backend does not render loops yet: {error}")
+    raise error
 
 
 def optimized(sink):
@@ -37,9 +57,17 @@ def optimized(sink):
 
 
 def assert_interp_opt_and_c_agree(sinks: list) -> None:
-    for sink, program in zip(sinks, compile_many(sinks), strict=True):
+    try:
+        compiled = compile_many(sinks)
+    except BackendError as error:
+        skip_unrendered_loops(error)
+    for sink, program in zip(sinks, compiled, strict=True):
         reference = evaluate(sink)
-        for name, got in (("opt", evaluate(optimized(sink))), ("c", program.run())):
+        runs = [("c", program.run())]
+        opt = optimized(sink)
+        if broken_loops(sink, opt) is None:
+            runs.append(("opt", evaluate(opt)))
+        for name, got in runs:
             assert same_outputs(got, reference), f"{name} differs from interp on:\n" + (
                 f"{print_program(sink)}\n{got}\n{reference}"
             )
@@ -53,10 +81,11 @@ LISTS = settings(
 )
 
 
+@BY_WEEK
 @settings(LISTS, max_examples=30)
-@given(st.lists(MEMORY_PROGRAMS, min_size=1, max_size=8))
-def test_memory_programs_in_every_dtype_agree_on_interp_opt_and_c(sinks):
-    assert_interp_opt_and_c_agree(sinks)
+@given(data=st.data())
+def test_memory_programs_in_every_dtype_agree_on_interp_opt_and_c(strategy, data):
+    assert_interp_opt_and_c_agree(data.draw(st.lists(strategy, min_size=1, max_size=8)))
 
 
 @settings(LISTS, max_examples=20)
@@ -66,17 +95,21 @@ def test_week1_programs_agree_on_interp_opt_and_c(sinks):
     assert_interp_opt_and_c_agree(sinks)
 
 
-def test_random_programs_are_clean_under_sanitizers(tmp_path):
+@BY_WEEK
+def test_random_programs_are_clean_under_sanitizers(strategy, tmp_path):
     # the same 200 programs every run, built and run once under the sanitizers
     sinks = []
 
     @settings(max_examples=200, derandomize=True, database=None, phases=[Phase.generate])
-    @given(MEMORY_PROGRAMS)
+    @given(strategy)
     def draw(sink):
         sinks.append(inline_calls(sink))
 
     draw()
-    results = run_sanitized(sinks, tmp_path, compiler())
+    try:
+        results = run_sanitized(sinks, tmp_path, compiler())
+    except BackendError as error:
+        skip_unrendered_loops(error)
     for i, (sink, got) in enumerate(zip(sinks, results, strict=True)):
         reference = evaluate(sink)
         assert same_outputs(got, reference), f"program {i}:\n{print_program(sink)}\n{got}"

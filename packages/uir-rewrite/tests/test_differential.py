@@ -10,7 +10,7 @@ still compare the interpreter before and after the passes.
 
 import os
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, event, given, reject, settings
 
 from uir.core.interpret import evaluate
 from uir.core.ops import Op
@@ -21,6 +21,7 @@ from uir.core.verify import verify
 from uir.rewrite.passes import fold, inline, simplify
 from uir.testing import model
 from uir.testing.compare import same_outputs
+from uir.testing.passes import broken_loops
 from uir.testing.programs import APPROXIMATE_UNARY, programs
 
 # UIR_HYPOTHESIS_SCALE=10 runs ten times the cases (see the root conftest.py).
@@ -91,3 +92,34 @@ def test_simplify_alone_keeps_every_output_bit(sink):
 def test_passes_reach_a_fixpoint(sink):
     once = pipeline(sink)
     assert pipeline(once) is once
+
+
+# Week-3 loop programs: nests, triangular and zero-trip loops, accumulators, gated accesses,
+# stores where a later iteration wins. Until the passes keep loop programs valid (issue 9 item 5),
+# a program they break is rejected here, the reason counted in hypothesis's statistics, and
+# every other one compared bit for bit; flip uir.testing.passes.PASSES_KEEP_LOOPS_VALID to make
+# a broken program fail.
+LOOP_PROGRAMS = programs(week=3)
+SOME_BROKEN = settings(suppress_health_check=[HealthCheck.filter_too_much])
+
+
+def assert_loops_kept(sink: UOp, after: UOp) -> None:
+    reason = broken_loops(sink, after)
+    if reason is not None:
+        event(reason.partition(":")[0])
+        reject()
+    assert_same_outputs(sink, after)
+    assert parse(print_program(after)).sink is after
+
+
+@settings(SOME_BROKEN, max_examples=300 * SCALE)
+@given(LOOP_PROGRAMS)
+def test_pipeline_keeps_every_output_bit_of_loop_programs(sink):
+    assert_loops_kept(sink, pipeline(sink))
+
+
+@settings(SOME_BROKEN, max_examples=200 * SCALE)
+@given(LOOP_PROGRAMS)
+def test_each_pass_keeps_every_output_bit_of_loop_programs(sink):
+    for one_pass in (inline, fold, simplify):
+        assert_loops_kept(sink, one_pass(sink))

@@ -1,6 +1,6 @@
 """The independent model against answers worked out by hand: small programs whose values follow
-from uir.md sections 3-6, and every suite program, whose `# expect:` lines were worked out
-independently of any compiler."""
+from uir.md sections 3-7, and every suite program of weeks 1-3, whose `# expect:` lines were
+worked out independently of any compiler."""
 
 from __future__ import annotations
 
@@ -154,10 +154,17 @@ def test_memory_versions_gates_and_windows():
     assert run(text) == [[10, 40, 30], [20], [0], [30]]
 
 
+# the model looks for an iteration's predecessor among all of its loop's iterations: quadratic in
+# the trip count, which is fine for every generated program but not for 70,000 iterations
+TOO_LONG_FOR_THE_MODEL = {"counter_sum_70000.uir"}
+
+
 def _expected_outputs() -> list[Path]:
     found = []
-    for path in sorted(ROOT.glob("suites/week[12]/*.uir")):
+    for path in sorted(ROOT.glob("suites/week[123]/*.uir")):
         test = read_test(str(path))
+        if path.name in TOO_LONG_FOR_THE_MODEL:
+            continue
         if test.expected_exit == 0 and test.tolerance_ulp is None:
             found.append(path)
     return found

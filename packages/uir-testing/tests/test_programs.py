@@ -4,7 +4,9 @@ nested calls, and every kind of memory access."""
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 
+from uir.core.bounds import bounds
 from uir.core.dtypes import DTYPES
+from uir.core.loops import ranges_inside
 from uir.core.ops import ALU, Op
 from uir.core.parse import Program
 from uir.core.uop import UOp
@@ -14,6 +16,7 @@ from uir.testing.programs import programs
 ALL_DTYPES = tuple(d for d in DTYPES.values() if not d.is_void)
 WEEK1_OPS = ALU | {Op.CONST, Op.PARAM, Op.CALL, Op.STACK, Op.INDEX, Op.SINK}
 WEEK2_OPS = WEEK1_OPS | {Op.BUFFER, Op.LOCAL, Op.SHRINK, Op.LOAD, Op.STORE, Op.AFTER}
+WEEK3_OPS = WEEK2_OPS | {Op.RANGE, Op.END}
 
 
 def drawn(strategy, count: int) -> list[UOp]:
@@ -51,6 +54,13 @@ def test_every_drawn_week1_program_verifies(sink):
 @given(programs(week=2, dtypes=ALL_DTYPES))
 def test_every_drawn_week2_program_in_every_dtype_verifies(sink):
     verify(Program(sink, {}))
+
+
+@settings(max_examples=300)
+@given(programs(week=3, dtypes=ALL_DTYPES))
+def test_every_drawn_week3_program_in_every_dtype_verifies(sink):
+    verify(Program(sink, {}))
+    assert ops_of([sink]) <= WEEK3_OPS
 
 
 def find_drawn(strategy, condition) -> UOp:
@@ -111,3 +121,103 @@ def test_without_approximate_ops_no_exp2_log2_or_sin_is_drawn():
 def test_the_generator_draws_in_every_dtype_it_is_given():
     values = {u.dtype for sink in drawn(programs(dtypes=ALL_DTYPES), 200) for u in sink.toposort()}
     assert set(ALL_DTYPES) <= values
+
+
+# --- week 3: each kind of loop, found by hypothesis.find ---
+
+
+def uops(sink: UOp) -> list[UOp]:
+    return sink.toposort(bodies=False)
+
+
+def nested(sink: UOp) -> bool:
+    """Two ranges closed by one END, or an END closing an END (the inner loop first)."""
+    return any(u.op is Op.END and (len(u.src) > 2 or u.src[0].op is Op.END) for u in uops(sink))
+
+
+def triangular(sink: UOp) -> bool:
+    """A RANGE whose end is computed from another RANGE's counter."""
+    inside = ranges_inside(sink)
+    return any(u.op is Op.RANGE and inside[u.src[0]] for u in uops(sink))
+
+
+def accumulator(sink: UOp) -> bool:
+    """An AFTER over an init STORE and a RANGE, a STORE in the loop writing that AFTER, and an
+    AFTER over the END that closes the loop."""
+    found = uops(sink)
+    carried = [
+        u for u in found if u.op is Op.AFTER and {s.op for s in u.src[1:]} == {Op.STORE, Op.RANGE}
+    ]
+    updates = [u for u in found if u.op is Op.STORE and u.src[0].src[0] in carried]
+    return any(
+        u.op is Op.AFTER and any(d.op is Op.END and d.src[0] in updates for d in u.src[1:])
+        for u in found
+    )
+
+
+def carried_across_two_ranges(sink: UOp) -> bool:
+    return any(
+        u.op is Op.AFTER and sum(d.op is Op.RANGE for d in u.src[1:]) == 2 for u in uops(sink)
+    )
+
+
+def two_ends_of_one_loop(sink: UOp) -> bool:
+    listed = [r for u in uops(sink) if u.op is Op.END for r in u.src[1:]]
+    return len(listed) > len(set(listed))
+
+
+def gated_in_loop(sink: UOp) -> bool:
+    inside = ranges_inside(sink)
+    return any(u.op is Op.INDEX and len(u.src) == 3 and inside[u] for u in uops(sink))
+
+
+def later_iteration_wins(sink: UOp) -> bool:
+    """A STORE in a loop of constant trip count, to a version from before the loop, ungated, at an
+    index with fewer possible values than the trip count: two iterations must write one element."""
+    inside = ranges_inside(sink)
+    for u in uops(sink):
+        place = u.src[0] if u.op is Op.STORE else None
+        if place is None or len(place.src) == 3 or len(inside[u]) != 1 or inside[place.src[0]]:
+            continue
+        (rng,) = inside[u]
+        low, high = bounds(place.src[1])
+        if rng.src[0].op is Op.CONST and rng.src[0].arg > high - low + 1:
+            return True
+    return False
+
+
+def zero_trip(sink: UOp) -> bool:
+    return any(
+        u.op is Op.RANGE and u.src[0].op is Op.CONST and u.src[0].arg <= 0 for u in uops(sink)
+    )
+
+
+def end_loaded(sink: UOp) -> bool:
+    return any(
+        u.op is Op.RANGE and any(s.op is Op.LOAD for s in u.src[0].toposort()) for u in uops(sink)
+    )
+
+
+@pytest.mark.parametrize(
+    "feature",
+    [
+        nested,
+        triangular,
+        accumulator,
+        carried_across_two_ranges,
+        two_ends_of_one_loop,
+        gated_in_loop,
+        later_iteration_wins,
+        zero_trip,
+        end_loaded,
+    ],
+    ids=lambda f: f.__name__,
+)
+def test_the_generator_draws_every_kind_of_loop(feature):
+    sink = find_drawn(programs(week=3), feature)
+    assert feature(sink)
+    verify(Program(sink, {}))
+
+
+def test_week2_programs_have_no_loops():
+    assert not ops_of(drawn(programs(week=2), 200)) & {Op.RANGE, Op.END}

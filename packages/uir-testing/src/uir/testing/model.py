@@ -15,8 +15,18 @@ follows the spec's words directly:
   makes the next version from the one it writes. A fully ordered program chains the stores to a
   buffer (uir.md 6.3), so the version "after every dep" of an AFTER is the one the newest of its
   stores makes. No schedule is computed.
+- loops (uir.md section 7) are explicit iteration over the END structure: every value is
+  evaluated under an environment binding the counters of the RANGEs it is inside. An END's
+  result for a buffer is the state after its last iteration; the state after one iteration is
+  the newest write of the effects that run directly in it (its STOREs, and the inner ENDs run to
+  their last iteration). A STORE in loops that its version is outside, and a loop-carried AFTER,
+  build on the state after the previous iteration of those loops in nest order (or, in the first,
+  on the version itself and the AFTER's other deps). No loop nest or schedule is computed.
+  Finding an iteration's predecessor walks its loop's iterations, so the cost grows with the
+  square of a trip count: fine for generated programs (at most a few iterations per loop).
 
-It covers the week-1 ops over bool, every int dtype, f16, f32 and f64, and week-2 memory. EXP2,
+It covers the week-1 ops over bool, every int dtype, f16, f32 and f64, week-2 memory and week-3
+loops. EXP2,
 LOG2 and SIN are computed in float64 and rounded, which is within their 2 ulp but need not be
 bit-equal to another implementation: compare programs without them (`approximate=False`).
 
@@ -226,7 +236,8 @@ def cast(x: Scalar, source: DType, dtype: DType) -> Scalar:
             return min(max(math.trunc(float(x)), dtype.min), dtype.max)
         return wrap(int(x), dtype)
     if source.is_float:
-        return scalar(x, dtype)  # numpy's float conversion rounds once
+        with np.errstate(over="ignore"):  # too big for the dtype: inf, as uir.md 4 says
+            return scalar(x, dtype)  # numpy's float conversion rounds once
     return int_to_float(int(x), dtype)
 
 
@@ -253,25 +264,56 @@ def bitcast(x: Scalar, source: DType, dtype: DType) -> Scalar:
 # --- evaluation ---
 
 
+Env = dict[UOp, int]  # each RANGE a value is inside -> its counter in this iteration
+
+
 class _Frame:
     """The values of one evaluation of one graph: the top level, or one CALL's body with its
-    arguments bound to the PARAM slots."""
+    arguments bound to the PARAM slots (a body has no loops: uir.md section 7)."""
 
-    def __init__(self, args: tuple[Any, ...] = ()) -> None:
+    def __init__(self, args: tuple[Any, ...] = (), root: UOp | None = None) -> None:
         self.args = args
-        self.values: dict[UOp, Any] = {}
+        self.values: dict[tuple[UOp, frozenset[tuple[UOp, int]]], Any] = {}
+        self.inside: dict[UOp, frozenset[UOp]] = {}
+        program = root.toposort(bodies=False) if root is not None else []
+        # the effects the program runs (a STORE or END not under the SINK never runs)
+        self.effects = [u for u in program if u.op in (Op.STORE, Op.END)]
+        # each RANGE -> how many loops are around it: an END inside loops Q listing r1 .. rn
+        # puts rk inside Q and r1 .. r(k-1)
+        self.depth = {
+            r: len(self.ranges(end)) + k
+            for end in self.effects
+            if end.op is Op.END
+            for k, r in enumerate(end.src[1:])
+        }
 
-    def value(self, uop: UOp) -> Any:
-        if uop not in self.values:
-            self.values[uop] = self.compute(uop)
-        return self.values[uop]
+    def ranges(self, uop: UOp) -> frozenset[UOp]:
+        """The RANGEs `uop` is inside: those it reaches without passing an END listing them."""
+        if uop not in self.inside:
+            src = uop.src[1:] if uop.op is Op.CALL else uop.src
+            found = frozenset().union(*(self.ranges(s) for s in src))
+            if uop.op is Op.RANGE:
+                found |= {uop}
+            elif uop.op is Op.END:
+                found -= set(uop.src[1:])
+            self.inside[uop] = found
+        return self.inside[uop]
 
-    def compute(self, uop: UOp) -> Any:
+    def value(self, uop: UOp, env: Env | None = None) -> Any:
+        env = env or {}
+        key = (uop, frozenset((r, env[r]) for r in self.ranges(uop)))
+        if key not in self.values:
+            self.values[key] = self.compute(uop, env)
+        return self.values[key]
+
+    def compute(self, uop: UOp, env: Env) -> Any:
         op, dtype = uop.op, uop.dtype
         if op is Op.PARAM:
             return self.args[uop.arg]
+        if op is Op.RANGE:
+            return env[uop]
         if op is Op.CALL:
-            return _Frame(tuple(self.value(s) for s in uop.src[1:])).value(uop.src[0])
+            return _Frame(tuple(self.value(s, env) for s in uop.src[1:])).value(uop.src[0])
         if op is Op.CONST:
             if uop.type.shape:
                 return tuple(scalar(v, dtype) for v in uop.arg)
@@ -280,7 +322,9 @@ class _Frame:
             size = uop.type.shape[0]
             contents = self.value(uop.src[0]) if uop.src else (zero(dtype),) * size
             return Ref(Version(contents, 0), 0, size)
-        srcs = [self.value(s) for s in uop.src]
+        if op is Op.AFTER:
+            return Ref(self.after(uop, env), 0, uop.type.shape[0])
+        srcs = [self.value(s, env) for s in uop.src]
         if op is Op.STACK:
             return tuple(srcs)
         if op is Op.INDEX:
@@ -292,14 +336,118 @@ class _Frame:
             place = srcs[0]
             return zero(dtype) if place.at is None else place.version.contents[place.at]
         if op is Op.STORE:
-            return Write(srcs[0].version, srcs[0].at, srcs[1])
-        if op is Op.AFTER:
-            # the newest store of the chain: the one that had the most stores before it
-            newest = max(srcs[1:], key=lambda write: write.version.stores)
-            return Ref(newest.next_version(), 0, uop.type.shape[0])
+            # in loops its version is outside, a store writes that version in every iteration,
+            # each on the state the previous iteration left (the later iteration wins)
+            loops = self.ranges(uop) - self.ranges(version_of(uop))
+            previous = self.previous(loops, env)
+            base = srcs[0].version
+            if previous is not None:  # this very store ran in it: its state is not None
+                base = self.after_iteration(buffer_of(uop), loops, previous)
+            return Write(base, srcs[0].at, srcs[1])
         if op is Op.SINK:
             return [flat(v) for v in srcs]
         return alu(op, dtype, srcs, uop.src[0].dtype)
+
+    def after(self, uop: UOp, env: Env) -> Version:
+        """The version an AFTER names: past the previous iteration of the loops it carries the
+        buffer across, or (in their first iteration, or with none) after every other dep."""
+        buffer = buffer_of(uop)
+        carried = frozenset(d for d in uop.src[1:] if d.op is Op.RANGE)
+        previous = self.previous(carried, env)
+        if previous is not None:
+            state = self.after_iteration(buffer, carried, previous)
+            # that iteration wrote nothing to the buffer: the state it started from
+            return state if state is not None else self.after(uop, previous)
+        states = [self.value(uop.src[0], env).version]
+        for dep in uop.src[1:]:
+            if dep.op is Op.STORE:
+                states.append(self.value(dep, env).next_version())
+            elif dep.op is Op.END:
+                states.append(self.after_loop(dep, buffer, env))
+        return max((s for s in states if s is not None), key=lambda v: v.stores)
+
+    def nest_order(self, loops: frozenset[UOp]) -> tuple[UOp, ...]:
+        return tuple(sorted(loops, key=self.depth.__getitem__))
+
+    def iterations(self, loops: tuple[UOp, ...], env: Env) -> list[Env]:
+        """Every iteration of `loops` (outermost first) in order, the other counters of `env`
+        fixed; each end is evaluated where its loop starts."""
+        found = [env]
+        for rng in loops:
+            found = [e | {rng: k} for e in found for k in range(self.value(rng.src[0], e))]
+        return found
+
+    def previous(self, loops: frozenset[UOp], env: Env) -> Env | None:
+        """The iteration of `loops` just before the one `env` is in, or None in the first."""
+        if not loops:
+            return None
+        order = self.nest_order(loops)
+        now = tuple(env[r] for r in order)
+        earlier = [e for e in self.iterations(order, env) if tuple(e[r] for r in order) < now]
+        return earlier[-1] if earlier else None
+
+    def run_in(self, buffer: UOp, loops: frozenset[UOp], env: Env) -> list[UOp]:
+        """The effects that run directly in an iteration of `loops` (`env` binds the counters):
+        STOREs to `buffer` and ENDs inside every loop of `loops` and no other loop."""
+        return [
+            e
+            for e in self.effects
+            if loops <= self.ranges(e) <= env.keys() and (e.op is Op.END or buffer_of(e) is buffer)
+        ]
+
+    def after_iteration(self, buffer: UOp, loops: frozenset[UOp], env: Env) -> Version | None:
+        """The buffer after the iteration `env` of `loops`, or None where nothing wrote it."""
+        states = []
+        for effect in self.run_in(buffer, loops, env):
+            if effect.op is Op.STORE:
+                states.append(self.value(effect, env).next_version())
+            else:
+                states.append(self.after_loop(effect, buffer, env))
+        return max((s for s in states if s is not None), key=lambda v: v.stores, default=None)
+
+    def after_loop(self, end: UOp, buffer: UOp, env: Env) -> Version | None:
+        """The buffer after every iteration of the loops `end` closes; with no iteration that
+        writes it, the state its first one would have started from (None: it never writes it)."""
+        listed = end.src[1:]
+        # first to last: each iteration builds on the one before, already known, so that the
+        # evaluation never recurses through every earlier iteration
+        states = [
+            self.after_iteration(buffer, frozenset(listed), it)
+            for it in self.iterations(listed, env)
+        ]
+        written = [s for s in states if s is not None]
+        if written:
+            return written[-1]
+        return self.before_loop(buffer, frozenset(listed), env | {r: 0 for r in listed})
+
+    def before_loop(self, buffer: UOp, loops: frozenset[UOp], first: Env) -> Version | None:
+        """The state the first iteration of `loops` (`first`: every counter 0, whether or not the
+        loops run) would start from: the oldest state its effects build on."""
+        states = []
+        for effect in self.run_in(buffer, loops, first):
+            if effect.op is Op.STORE:
+                states.append(self.value(effect, first).version)
+            else:
+                inner = effect.src[1:]
+                states.append(
+                    self.before_loop(buffer, frozenset(inner), first | {r: 0 for r in inner})
+                )
+        return min((s for s in states if s is not None), key=lambda v: v.stores, default=None)
+
+
+def version_of(uop: UOp) -> UOp:
+    """The version a STORE, LOAD or INDEX of memory names, through any SHRINKs."""
+    while uop.op not in (Op.BUFFER, Op.LOCAL, Op.AFTER):
+        uop = uop.src[0]
+    return uop
+
+
+def buffer_of(uop: UOp) -> UOp:
+    """The BUFFER or LOCAL under a version, window, place or STORE."""
+    uop = version_of(uop)
+    while uop.op is Op.AFTER:
+        uop = version_of(uop.src[0])
+    return uop
 
 
 def index(srcs: list[Any]) -> Any:
@@ -321,5 +469,5 @@ def flat(value: Any) -> list[Scalar]:
 def run(sink: UOp) -> list[np.ndarray]:
     """The value of each SINK source of a verified program, flat, as a numpy array of the
     source's dtype (the one step where numpy holds the model's values)."""
-    outputs = _Frame().value(sink)
+    outputs = _Frame(root=sink).value(sink)
     return [np.array(v, dtype=s.dtype.storage) for v, s in zip(outputs, sink.src, strict=True)]

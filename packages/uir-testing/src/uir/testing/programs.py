@@ -9,7 +9,12 @@ step is one drawing method of `_Builder`, listed in STEPS with the week whose op
   can prove in range, and CALLs whose bodies nest further CALLs and reuse the same PARAM slots;
 - week 2: global BUFFERs (zeroed or initialised, slots with gaps) and LOCALs, LOADs and STOREs
   through SHRINK windows at constant, masked, clamped or gated indices, stores chained by AFTERs
-  (some naming an earlier version and every store since), and loads of older versions.
+  (some naming an earlier version and every store since), and loads of older versions;
+- week 3: loop nests (one or two RANGEs, nested, an inner end computed from the outer counter or
+  loaded from memory, zero-trip loops) around a store (where several iterations hit one element,
+  the later wins) or an accumulator (init store, AFTER over the range, load-update-store, END,
+  AFTER over the END, read), with gated accesses; trip counts stay small (at most MAX_TRIPS per
+  loop) so that the interpreter runs every program fast.
 
 A later week adds its ops as a new drawing method and a STEPS entry, not a new generator. Every
 program drawn passes `uir.core.verify.verify`, so a test can run it, print it, rewrite it or
@@ -77,6 +82,7 @@ EXACT_UNARY = (Op.NEG, Op.SQRT, Op.RECIP, Op.TRUNC)
 APPROXIMATE_UNARY = (Op.EXP2, Op.LOG2, Op.SIN)  # specified to 2 ulp only (uir.md section 4)
 COMPARES = (Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE)
 MAX_CALL_DEPTH = 2
+MAX_TRIPS = 4  # the most iterations of one drawn loop: every end is at most this
 
 Draw = Callable[[st.SearchStrategy], object]
 
@@ -175,6 +181,7 @@ class _Builder:
     pool: defaultdict[Type, list[UOp]] = field(default_factory=lambda: defaultdict(list))
     vectors: list[UOp] = field(default_factory=list)
     memories: list[_Memory] = field(default_factory=list)
+    ranges: int = 0  # RANGEs drawn so far: each takes a new id, so no two are one UOp
 
     # --- values to build on ---
 
@@ -348,10 +355,12 @@ class _Builder:
     def leaf_vector(self, shaped: Type) -> UOp:
         return _const(shaped, tuple(self.literal(shaped.dtype) for _ in range(shaped.size)))
 
-    def some_memory(self) -> _Memory:
-        if not self.memories or self.draw(st.integers(0, 5)) == 0:
+    def some_memory(self, avoid: tuple[_Memory, ...] = ()) -> _Memory:
+        """A memory drawn so far or a new one, never one of `avoid`."""
+        memories = [m for m in self.memories if all(m is not a for a in avoid)]
+        if not memories or self.draw(st.integers(0, 5)) == 0:
             return self.memory()
-        return self.draw(st.sampled_from(self.memories))
+        return self.draw(st.sampled_from(memories))
 
     def place(self, memory: _Memory) -> UOp:
         """An INDEX of the current version, maybe through a SHRINK window: at an index proven in
@@ -394,6 +403,161 @@ class _Builder:
         base = memory.versions[-since]
         memory.versions.append(UOp(Op.AFTER, base.type, (base, *deps)))
         return memory.current
+
+    # --- week 3: loops (uir.md section 7) ---
+    #
+    # A loop step draws its whole nest and closes it before it returns, so that nothing inside a
+    # range ever reaches the pool: every later step builds on values inside no range, and every
+    # program stays valid by construction. Inside a loop, values come from the pool, the counters
+    # and loads of memories the loop does not write (a loop reads what it writes only through a
+    # loop-carried AFTER).
+
+    def trip_end(self, outer: UOp | None = None) -> UOp:
+        """The end of a new RANGE, at most MAX_TRIPS: a positive constant, a constant <= 0 (a
+        zero-trip loop), a value loaded from memory and clamped, or, inside an `outer` loop, its
+        counter plus -1, 0 or 1 (a triangular loop, whose first iterations may run no inner
+        iteration)."""
+        how = self.draw(st.sampled_from(("const", "const", "zero", "loaded", "triangular")))
+        if how == "zero":
+            return _i32(self.draw(st.integers(-2, 0)))
+        if how == "triangular" and outer is not None:
+            return _binary(Op.ADD, outer, _i32(self.draw(st.integers(-1, 1))))
+        if how == "loaded":
+            loaded = self.load()
+            if loaded.type != I32:
+                loaded = UOp(Op.CAST, I32, (loaded,))
+            return _binary(Op.MIN, loaded, _i32(MAX_TRIPS))
+        return _i32(self.draw(st.integers(1, MAX_TRIPS)))
+
+    def new_range(self, outer: UOp | None = None) -> UOp:
+        self.ranges += 1
+        return UOp(Op.RANGE, I32, (self.trip_end(outer),), self.ranges - 1)
+
+    def loop_ranges(self) -> tuple[UOp, ...]:
+        """One RANGE, or two (outer first) that the caller nests."""
+        outer = self.new_range()
+        return (outer, self.new_range(outer)) if self.draw(st.booleans()) else (outer,)
+
+    def counter_place(self, reference: UOp, counters: tuple[UOp, ...]) -> UOp:
+        """An INDEX of `reference` at an index built from every counter (so the access is inside
+        every loop), proven in range by a MOD or a MIN, or gated (the gate may be false)."""
+        size = reference.type.shape[0]
+        flat = counters[0]
+        for counter in counters[1:]:
+            scale = self.draw(st.sampled_from((1, 2, size)))
+            flat = _binary(Op.ADD, _binary(Op.MUL, flat, _i32(scale)), counter)
+        element = Type(reference.dtype)
+        how = self.draw(st.sampled_from(("mod", "min", "gate")))
+        if how == "mod":  # small sizes make several iterations hit one element: the later wins
+            return UOp(Op.INDEX, element, (reference, _binary(Op.MOD, flat, _i32(size))))
+        if how == "min":
+            return UOp(Op.INDEX, element, (reference, _binary(Op.MIN, flat, _i32(size - 1))))
+        i = _binary(Op.ADD, flat, _i32(self.draw(st.integers(-1, 1))))  # padding on both sides
+        low, high = _binary(Op.CMPLE, _i32(0), i), _binary(Op.CMPLT, i, _i32(size))
+        return UOp(Op.INDEX, element, (reference, i, _binary(Op.AND, low, high)))
+
+    def loop_value(
+        self, dtype: DType, counters: tuple[UOp, ...], written: tuple[_Memory, ...]
+    ) -> UOp:
+        """A value of `dtype` computed in the loops of `counters`: from a counter, the pool, or a
+        load (maybe gated) of a memory the loop does not write, and sometimes two combined."""
+        type_ = Type(dtype)
+
+        def one() -> UOp:
+            how = self.draw(st.sampled_from(("counter", "pool", "load")))
+            if how == "pool":
+                return self.pick(type_)
+            if how == "counter":
+                value = self.draw(st.sampled_from(counters))
+            else:
+                memory = self.some_memory(avoid=written)
+                place = self.counter_place(self.window(memory.current), counters)
+                value = UOp(Op.LOAD, Type(memory.dtype), (place,))
+            return value if value.type == type_ else UOp(Op.CAST, type_, (value,))
+
+        value = one()
+        if self.draw(st.booleans()):
+            value = _binary(self.draw(st.sampled_from(_binary_ops(dtype))), value, one())
+        return value
+
+    def fill_loop(self) -> UOp:
+        """A store in a loop nest to a version from before it, then the version after the END.
+        Two nested ranges are closed by one END or by an END of an END (the inner first)."""
+        counters = self.loop_ranges()
+        memory = self.some_memory()
+        place = self.counter_place(self.window(memory.current), counters)
+        store = UOp(Op.STORE, VOID, (place, self.loop_value(memory.dtype, counters, (memory,))))
+        if len(counters) == 2 and self.draw(st.booleans()):
+            end = UOp(Op.END, VOID, (UOp(Op.END, VOID, (store, counters[1])), counters[0]))
+        else:
+            end = UOp(Op.END, VOID, (store, *counters))
+        return self.written(memory, end)
+
+    def written(self, memory: _Memory, effect: UOp) -> UOp:
+        """Record `effect` (a STORE or END writing `memory`) and return the version after it."""
+        memory.stores.append(effect)
+        memory.versions.append(UOp(Op.AFTER, memory.current.type, (memory.current, effect)))
+        return memory.current
+
+    def accumulate(self) -> UOp:
+        """An accumulator (uir.md section 7): an init store, an AFTER carrying the buffer across
+        the ranges, load-update-store, END, and the AFTER over the END read back. Two ranges are
+        carried together (one END closes both), or nest as a matmul's do: the init runs in the
+        outer loop (through an AFTER carrying the accumulator across it), the update in the inner
+        one, and the outer loop stores each result to another memory."""
+        counters = self.loop_ranges()
+        nested = len(counters) == 2 and self.draw(st.booleans())
+        watched = not nested and self.draw(st.booleans())
+        acc = self.some_memory()
+        # a nested accumulator's outer loop, or a watcher, also writes a second memory: neither
+        # may be read in the loops
+        written = (acc, self.some_memory(avoid=(acc,))) if nested or watched else (acc,)
+        z = _i32(self.draw(st.integers(0, acc.size - 1)))
+        type_ = Type(acc.dtype)
+        base = acc.current
+        if nested:
+            outer = UOp(Op.AFTER, base.type, (base, counters[0]))
+            start = self.loop_value(acc.dtype, counters[:1], written)
+            init = UOp(Op.STORE, VOID, (UOp(Op.INDEX, type_, (outer, z)), start))
+        else:
+            init = UOp(Op.STORE, VOID, (UOp(Op.INDEX, type_, (base, z)), self.pick(type_)))
+        across = counters[1:] if nested else counters
+        carried = UOp(Op.AFTER, base.type, (base, init, *across))
+        at = UOp(Op.INDEX, type_, (carried, z))
+        old = UOp(Op.LOAD, type_, (at,))
+        ops = _binary_ops(acc.dtype)
+        # most accumulators add: the first op (ADD, or AND for bool) weighs as much as the rest
+        op = self.draw(st.sampled_from(ops[:1] * len(ops) + ops))
+        update = _binary(op, old, self.loop_value(acc.dtype, counters, written))
+        done = UOp(Op.END, VOID, (UOp(Op.STORE, VOID, (at, update)), *across))
+        if not nested:
+            self.written(acc, init)
+            after = self.written(acc, done)
+            if watched:
+                self.watch(carried, z, across, written[1])
+            return UOp(Op.LOAD, type_, (UOp(Op.INDEX, type_, (after, z)),))
+        after = UOp(Op.AFTER, base.type, (base, done))
+        result = UOp(Op.LOAD, type_, (UOp(Op.INDEX, type_, (after, z)),))
+        out = written[1]
+        if result.dtype is not out.dtype:
+            result = UOp(Op.CAST, Type(out.dtype), (result,))
+        place = self.counter_place(self.window(out.current), counters[:1])
+        end = UOp(Op.END, VOID, (UOp(Op.STORE, VOID, (place, result)), counters[0]))
+        self.written(acc, end)  # the outer END waits for every store to the accumulator too
+        return self.written(out, end)
+
+    def watch(self, carried: UOp, z: UOp, counters: tuple[UOp, ...], seen: _Memory) -> None:
+        """A second END of the accumulator's loops: each iteration copies the accumulator's
+        element, as it was before this iteration's update, to `seen`. Its LOAD is not a source
+        of the update (a gate that always holds makes it another UOp than the update's), so only
+        the rule that a LOAD runs before the STORE replacing its version orders the two."""
+        type_ = Type(carried.dtype)
+        always = _binary(Op.CMPLE, _i32(0), counters[0])
+        before = UOp(Op.LOAD, type_, (UOp(Op.INDEX, type_, (carried, z, always)),))
+        if before.dtype is not seen.dtype:
+            before = UOp(Op.CAST, Type(seen.dtype), (before,))
+        place = self.counter_place(self.window(seen.current), counters)
+        self.written(seen, UOp(Op.END, VOID, (UOp(Op.STORE, VOID, (place, before)), *counters)))
 
     # --- the program ---
 
@@ -460,6 +624,8 @@ STEPS = (
     Step(_Builder.load, week=2, weight=3, in_bodies=False),
     Step(_Builder.old_load, week=2, weight=1, in_bodies=False),
     Step(_Builder.store, week=2, weight=3, in_bodies=False),
+    Step(_Builder.fill_loop, week=3, weight=3, in_bodies=False),
+    Step(_Builder.accumulate, week=3, weight=3, in_bodies=False),
 )
 
 
