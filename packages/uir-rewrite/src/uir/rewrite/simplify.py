@@ -771,7 +771,7 @@ logic_rules = table(
         (
             "where(c, false, true)",
             P(Op.WHERE, src=(P.var("cond"), P.const(False), P.const(True))),
-            _not,
+            lambda cond: _not(cond),
         ),
         (
             "b: where(c, x, false)",

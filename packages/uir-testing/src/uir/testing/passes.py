@@ -17,7 +17,7 @@ from uir.core.verify import verify
 
 # Flip to True once the passes keep loop programs valid (issue 9 item 5): from then on a pass
 # that breaks a loop program fails every differential test that runs the passes.
-PASSES_KEEP_LOOPS_VALID = False
+PASSES_KEEP_LOOPS_VALID = True
 
 
 def broken_loops(before: UOp, after: UOp) -> str | None:
