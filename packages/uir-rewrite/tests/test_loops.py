@@ -172,3 +172,33 @@ def test_loop_invariant_expressions_run_outside_the_loops_they_do_not_depend_on(
     i4 = next(u for u in sink.toposort() if u.op is Op.MUL and u.src[0].op is Op.RANGE)
     assert i4.src[0].arg == 0 and _depth_of(top, i4) == 1  # i*4: once per i, not per j
     assert all(u.op is not Op.IDIV for u in sink.toposort())  # (i*4 + j)/4 became i
+
+
+def test_two_chained_stores_that_both_lose_their_loop_both_keep_it():
+    # Both loops run once, so simplify turns each index `counter*5` into 0. Re-gating the first store
+    # rebuilds the second (it writes the version after the first loop): the second must be
+    # re-gated as the pass left it, or it runs outside the loop its END lists. b[0] = 1, then 2.
+    text = """
+%b = BUFFER i32[2] 0
+%one = CONST i32 1
+%i = RANGE i32 %one 0
+%five = CONST i32 5
+%i5 = MUL i32 %i %five
+%p = INDEX i32 %b %i5
+%s1 = STORE void %p %one
+%e1 = END void %s1 %i
+%b1 = AFTER i32[2] %b %e1
+%j = RANGE i32 %one 1
+%j5 = MUL i32 %j %five
+%q = INDEX i32 %b1 %j5
+%two = CONST i32 2
+%s2 = STORE void %q %two
+%e2 = END void %s2 %j
+%b2 = AFTER i32[2] %b1 %e2
+%out = SINK void %b2
+"""
+    program = parse(text)
+    verify(program)
+    optimized = simplify(program.sink)
+    verify(Program(optimized, {}))
+    assert [list(v) for v in evaluate(optimized)] == [[2, 0]]

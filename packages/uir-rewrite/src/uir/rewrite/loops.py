@@ -72,4 +72,6 @@ def in_loops(rewrite: Rewrite, sink: UOp) -> UOp:
     if new is sink:
         return sink
     lost = _lost_ranges(sink, new, origins)
-    return graph_rewrite(new, _gate_rules, lost) if lost else new
+    # Top-down: each STORE is looked up as the pass left it, before re-gating an earlier STORE
+    # rebuilds the ones that read through its AFTER (bottom-up, those would be new objects).
+    return graph_rewrite(new, _gate_rules, lost, bottom_up=False) if lost else new
