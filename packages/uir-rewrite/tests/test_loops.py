@@ -175,8 +175,8 @@ def test_loop_invariant_expressions_run_outside_the_loops_they_do_not_depend_on(
 
 
 def test_two_chained_stores_that_both_lose_their_loop_both_keep_it():
-    # Both loops run once, so simplify turns each index `counter*5` into 0. Re-gating the first store
-    # rebuilds the second (it writes the version after the first loop): the second must be
+    # Both loops run once, so simplify turns each index `counter*5` into 0. Re-gating the first
+    # store rebuilds the second (it writes the version after the first loop): the second must be
     # re-gated as the pass left it, or it runs outside the loop its END lists. b[0] = 1, then 2.
     text = """
 %b = BUFFER i32[2] 0
