@@ -38,7 +38,6 @@ Captures = dict[str, UOp]
 Rewrite = Callable[..., UOp | None]
 
 _ANY = object()  # the argument of a pattern that does not constrain the argument
-_COMMUTATIVE = frozenset(map(id, COMMUTATIVE))  # by identity: see Pat.__init__
 
 
 class Pat:
@@ -58,7 +57,6 @@ class Pat:
 
     __slots__ = (
         "_arg_key",
-        "_op_ids",
         "arg",
         "dtypes",
         "name",
@@ -82,9 +80,6 @@ class Pat:
         self.arg = arg
         self.name = name
         self.where = where
-        # Matching runs millions of times: test membership by op identity, whose hash is cheap;
-        # dtypes hash by identity already (one object per dtype).
-        self._op_ids = None if self.ops is None else frozenset(map(id, self.ops))
         self._arg_key = None if arg is _ANY else arg_key(arg)
 
     def __repr__(self) -> str:
@@ -171,7 +166,7 @@ class Pat:
         in turn. The recursion follows the pattern, which is a few levels deep, never the graph.
         """
         captures = {} if captures is None else captures
-        if self._op_ids is not None and id(uop.op) not in self._op_ids:
+        if self.ops is not None and uop.op not in self.ops:  # Op and DType hash by identity
             return []
         if self.dtypes is not None and uop.type.dtype not in self.dtypes:
             return []
@@ -189,7 +184,7 @@ class Pat:
         if len(self.src) != len(uop.src):
             return []
         found = _match_sources(self.src, uop.src, captures)
-        if len(self.src) == 2 and id(uop.op) in _COMMUTATIVE and uop.src[0] is not uop.src[1]:
+        if len(self.src) == 2 and uop.op in COMMUTATIVE and uop.src[0] is not uop.src[1]:
             found += _match_sources(self.src, uop.src[::-1], captures)
         return found
 
