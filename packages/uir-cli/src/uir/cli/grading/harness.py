@@ -71,25 +71,27 @@ def reference_compiler(
 RENDER_CHECK = (sys.executable, "-m", "uir.cli.grading.render_check")
 
 
-def student_compiler(command: str) -> Compiler:
+def student_compiler(command: str, base: str | None = None) -> Compiler:
     """A compiler given as a command line (`--compiler CMD`), shell-split.
 
-    The compiler runs in a scratch directory, so relative paths are resolved here, against the
-    directory `uir test` runs in: the program when its name has a `/` (a bare name is looked up
-    on PATH), and every later argument that names an existing file or directory (so that
-    `python3 main.py` works).
+    The compiler runs in a scratch directory, so relative paths are resolved here, against
+    `base` (by default the directory `uir test` runs in): the program when its name has a `/` (a
+    bare name is looked up on PATH), and every later argument that names an existing file or
+    directory (so that `python3 main.py` works).
     """
     argv = shlex.split(command)
     if not argv:
         raise ValueError("the compiler command is empty")
+    base = os.path.abspath(base or os.curdir)
     program = argv[0]
     if os.sep in program:
-        argv[0] = os.path.abspath(program)
+        argv[0] = os.path.normpath(os.path.join(base, program))
     else:
         argv[0] = shutil.which(program) or program  # not found: reported per test
     for i, word in enumerate(argv[1:], start=1):
-        if not word.startswith("-") and not os.path.isabs(word) and os.path.exists(word):
-            argv[i] = os.path.abspath(word)
+        path = os.path.normpath(os.path.join(base, word))
+        if not word.startswith("-") and not os.path.isabs(word) and os.path.exists(path):
+            argv[i] = path
     return Compiler(tuple(argv))
 
 

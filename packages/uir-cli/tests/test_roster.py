@@ -1,0 +1,136 @@
+"""Rosters and submissions from git: parsing with lines, cloning local repositories at a ref,
+building with the declared command, and verdicts for what cannot be prepared."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from uir.cli.grading.roster import load_roster
+from uir.cli.grading.submissions import prepare
+from uir.core.errors import UsageError
+
+
+def _roster(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "roster.toml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_local_and_git_teams_in_file_order(tmp_path: Path) -> None:
+    path = _roster(
+        tmp_path,
+        '[[team]]\nname = "a"\ncommand = "python3 c.py"\n\n[[team]]\nname = "b"\n'
+        'repo = "repos/b"\nref = "main"\n',
+    )
+    a, b = load_roster(path)
+    assert (a.name, a.command, a.line, a.base) == ("a", "python3 c.py", 1, str(tmp_path))
+    assert (b.name, b.repo, b.ref, b.line) == ("b", "repos/b", "main", 5)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ('[[team]]\nname = "a"\n', 1, "exactly one of command and repo"),
+        ('[[team]]\nname = "a"\ncommand = "x"\nrepo = "r"\nref = "m"\n', 1, "exactly one"),
+        ('[[team]]\nname = "a"\nrepo = "r"\n', 1, "needs a ref"),
+        ('[[team]]\ncommand = "x"\n', 1, "needs a name"),
+        ('[[team]]\nname = "a b"\ncommand = "x"\n', 1, "must be letters"),
+        ('[[team]]\nname = "a"\ncommand = "x"\ncolour = "red"\n', 1, "unknown key 'colour'"),
+        ('[[team]]\nname = "a"\ncommand = 3\n', 1, "non-empty string"),
+        ('[[team]]\nname = "a"\ncommand = "x"\n[[team]]\nname = "a"\ncommand = "y"\n', 4, "twice"),
+        ('[[team]]\nname = "a"\ncommand = "x\n', 3, "not valid TOML"),
+        ("teams = 1\n", None, "unknown top-level key 'teams'"),
+        ("", None, "lists no team"),
+    ],
+)
+def test_bad_rosters_name_the_line(
+    tmp_path: Path, text: str, line: int | None, message: str
+) -> None:
+    with pytest.raises(UsageError) as caught:
+        load_roster(_roster(tmp_path, text))
+    assert message in caught.value.message
+    assert caught.value.line == line
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+    }
+    env["GIT_COMMITTER_EMAIL"] = "t@t"
+    done = subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+    return done.stdout.decode().strip()
+
+
+def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    repo = tmp_path / "repos" / "team"
+    repo.mkdir(parents=True)
+    _git(repo, "init", "--quiet", "--initial-branch=main")
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    _git(repo, "add", ".")
+    _git(repo, "commit", "--quiet", "-m", "submission")
+    return repo
+
+
+def test_a_team_from_git_is_built_and_its_commit_recorded(tmp_path: Path) -> None:
+    repo = _repo(
+        tmp_path,
+        {
+            "uir-submission.toml": 'build = "cp template.sh c.sh"\ncommand = "sh c.sh"\n',
+            "template.sh": "echo 5\n",
+        },
+    )
+    _git(repo, "tag", "week1")
+    tagged = _git(repo, "rev-parse", "HEAD")
+    (repo / "template.sh").write_text("echo 6\n")
+    _git(repo, "commit", "--quiet", "-am", "later")
+    path = _roster(tmp_path, '[[team]]\nname = "t"\nrepo = "repos/team"\nref = "week1"\n')
+    (team,) = load_roster(path)
+    submission = prepare(team, str(tmp_path / "work"))
+    assert submission.problem is None
+    assert submission.commit == tagged
+    checkout = tmp_path / "work" / "t"
+    assert submission.compiler is not None
+    assert submission.compiler.argv[1:] == (str(checkout / "c.sh"),)
+    assert (checkout / "c.sh").read_text() == "echo 5\n"  # the tag's file, built
+    # Preparing again updates the same checkout; the branch now gives the later commit.
+    later = prepare(
+        load_roster(_roster(tmp_path, path_text(repo_ref="main")))[0], str(tmp_path / "work")
+    )
+    assert later.commit == _git(repo, "rev-parse", "HEAD") != tagged
+
+
+def path_text(repo_ref: str) -> str:
+    return f'[[team]]\nname = "t"\nrepo = "repos/team"\nref = "{repo_ref}"\n'
+
+
+@pytest.mark.parametrize(
+    ("files", "ref", "problem"),
+    [
+        ({"x": "1"}, "main", "has no uir-submission.toml"),
+        ({"uir-submission.toml": 'command = "sh c.sh"\nbuild = "exit 7"\n'}, "main", "exit 7"),
+        ({"uir-submission.toml": 'command = "sh c.sh"\n'}, "nosuchtag", "no branch, tag or commit"),
+        ({"uir-submission.toml": "build = 'true'\n"}, "main", "command must be"),
+    ],
+)
+def test_problems_become_verdicts(
+    tmp_path: Path, files: dict[str, str], ref: str, problem: str
+) -> None:
+    _repo(tmp_path, files)
+    (team,) = load_roster(_roster(tmp_path, path_text(ref)))
+    submission = prepare(team, str(tmp_path / "work"))
+    assert submission.compiler is None
+    assert submission.problem is not None and problem in submission.problem
+
+
+def test_a_repository_that_cannot_be_cloned_is_a_verdict(tmp_path: Path) -> None:
+    (team,) = load_roster(_roster(tmp_path, path_text("main")))  # repos/team does not exist
+    submission = prepare(team, str(tmp_path / "work"))
+    assert submission.compiler is None and "git clone failed" in (submission.problem or "")
