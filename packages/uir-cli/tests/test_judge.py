@@ -66,6 +66,7 @@ def test_without_a_tolerance_lines_compare_exactly() -> None:
         ("true", "false", 2, False),
         ("1", "1_0", 100, False),  # Python's float() spellings are not outputs
         ("1", "Infinity", 100, False),
+        ("1", "\u0661", 100, False),  # an Arabic-Indic one is not an output's digit
     ],
 )
 def test_the_tolerance_counts_f32_ulps(expected: str, actual: str, ulps: int, match: bool) -> None:

@@ -47,7 +47,14 @@ def test_an_only_comments_file_is_a_test_of_a_parse_error() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["# expect-exit: three\n", "# tolerance: 2\n", "# tolerance: 2 ulps\n"]
+    "text",
+    [
+        "# expect-exit: three\n",
+        "# tolerance: 2\n",
+        "# tolerance: 2 ulps\n",
+        "# expect-exit: \u0663\n",  # an Arabic-Indic three: int() takes it, the format does not
+        "# tolerance: \uff12 ulp\n",  # a full-width two
+    ],
 )
 def test_a_malformed_directive_is_an_error_not_a_comment(text: str) -> None:
     with pytest.raises(TestFileError, match="malformed directive"):

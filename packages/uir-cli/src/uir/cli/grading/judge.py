@@ -17,7 +17,7 @@ from .sandbox import Outcome, RunStatus
 from .testfile import TestFile
 
 # A finite float or an infinity as uir.md section 11 prints it (`nan` matches only itself).
-FLOAT_TOKEN = re.compile(r"-?(?:(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|inf)")
+FLOAT_TOKEN = re.compile(r"-?(?:(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|inf)", re.ASCII)
 
 
 class Verdict(enum.Enum):

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 EXPECT = re.compile(r"expect:(.*)")
-EXPECT_EXIT = re.compile(r"expect-exit:[ \t]*(\d+)")
-TOLERANCE = re.compile(r"tolerance:[ \t]*(\d+)[ \t]+ulp")
+EXPECT_EXIT = re.compile(r"expect-exit:[ \t]*(\d+)", re.ASCII)
+TOLERANCE = re.compile(r"tolerance:[ \t]*(\d+)[ \t]+ulp", re.ASCII)
 # The start of a comment that is meant to be a directive.
 DIRECTIVE_WORD = re.compile(r"(?:expect|expect-exit|tolerance):")
 # Exit codes a test may expect (uir.md section 11).
