@@ -104,7 +104,7 @@ def _ops_reasons(ops: frozenset[str] | None, week: int) -> list[str]:
     ]
 
 
-def _run_reasons(runs: Sequence[TestResult], limits: Limits) -> list[str]:
+def reference_reasons(runs: Sequence[TestResult], limits: Limits) -> list[str]:
     """Why the reference's runs of a test reject it: a disagreement, a run over the limits, or
     runs that differ from each other."""
     for result in runs:
@@ -156,7 +156,9 @@ def validate(
         if item.path not in tests:
             continue
         done = results[item.path]
-        item.reasons += _run_reasons(done, limits) if len(done) == runs else ["not run: stopped"]
+        item.reasons += (
+            reference_reasons(done, limits) if len(done) == runs else ["not run: stopped"]
+        )
         key = keys[item.path]
         if key in known:
             item.duplicate_of = known[key]
