@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from uir.cli.grading.isolation import find_bwrap
+from uir.cli.grading.limits import Limits
 from uir.cli.grading.roster import load_roster
 from uir.cli.grading.submissions import prepare
 from uir.core.errors import UsageError
@@ -134,3 +136,64 @@ def test_a_repository_that_cannot_be_cloned_is_a_verdict(tmp_path: Path) -> None
     (team,) = load_roster(_roster(tmp_path, path_text("main")))  # repos/team does not exist
     submission = prepare(team, str(tmp_path / "work"))
     assert submission.compiler is None and "git clone failed" in (submission.problem or "")
+
+
+def test_a_ref_that_git_would_take_for_an_option_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(UsageError) as caught:
+        load_roster(_roster(tmp_path, path_text("--upload-pack=touch x")))
+    assert "cannot start with '-'" in caught.value.message
+
+
+@pytest.mark.skipif(find_bwrap() is None, reason="no working bwrap here: builds run unisolated")
+def test_a_build_sees_its_own_checkout_alone_without_network(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    grader = tmp_path / "grader"
+    grader.mkdir()
+    (grader / "secret").write_text("the course's answers\n")
+    monkeypatch.chdir(grader)
+    work = tmp_path / "work"
+    (work / "other").mkdir(parents=True)
+    (work / "other" / "source.py").write_text("another team's code\n")
+    checks = [
+        f"test ! -e {grader}/secret",  # the grader's working directory is hidden
+        "test ! -e ../other/source.py",  # and so are the other teams' checkouts
+        f"{{ touch {tmp_path}/outside || true; }}",  # /tmp is the sandbox's own, / read-only
+        "test $(grep -c : /proc/net/dev) = 1",  # one network interface: loopback
+        "cp template.sh c.sh",
+    ]
+    build = " && ".join(checks)
+    _repo(
+        tmp_path,
+        {
+            "uir-submission.toml": f"build = '{build}'\ncommand = 'sh c.sh'\n",
+            "template.sh": "echo 5\n",
+        },
+    )
+    (team,) = load_roster(_roster(tmp_path, path_text("main")))
+    submission = prepare(team, str(work))
+    assert submission.problem is None
+    assert (work / "t" / "c.sh").read_text() == "echo 5\n"
+    assert not (tmp_path / "outside").exists()
+
+
+@pytest.mark.parametrize(
+    ("build", "limits", "problem"),
+    [
+        ("sleep 5", Limits(wall_s=0.5, cpu_s=1), "the build took longer than 0.5 s"),
+        ("yes", Limits(output_bytes=1000), "the build wrote more than 1000 bytes of output"),
+        ("kill -SEGV $$", Limits(), "the build was killed by SIGSEGV"),
+    ],
+)
+def test_a_build_past_its_limits_is_a_verdict(
+    tmp_path: Path, build: str, limits: Limits, problem: str
+) -> None:
+    commit = _git(
+        _repo(tmp_path, {"uir-submission.toml": f"build = '{build}'\ncommand = 'x'\n"}),
+        "rev-parse",
+        "HEAD",
+    )
+    (team,) = load_roster(_roster(tmp_path, path_text("main")))
+    submission = prepare(team, str(tmp_path / "work"), limits=limits)
+    assert submission.compiler is None and submission.commit == commit
+    assert submission.problem is not None and submission.problem.startswith(problem)
