@@ -8,14 +8,16 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
-import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from uir.cli.grading.perf import Measurement, line_score, score, shard
 from uir.cli.main import main
+
+Git = Callable[..., str]
+MakeRepo = Callable[[Path, dict[str, str]], Path]  # the fixtures of conftest.py
 
 
 def _m(team: str, bench: str, times: tuple[float, ...], verdict: str = "pass") -> Measurement:
@@ -96,37 +98,21 @@ BENCHMARK = (
 )
 
 
-def _git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t"}
-    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-    done = subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
-    return done.stdout.decode().strip()
-
-
-def _repo(path: Path, files: dict[str, str]) -> str:
-    path.mkdir(parents=True)
-    _git(path, "init", "--quiet", "--initial-branch=main")
-    for name, text in files.items():
-        (path / name).write_text(text)
-    _git(path, "add", ".")
-    _git(path, "commit", "--quiet", "-m", "submission")
-    return _git(path, "rev-parse", "HEAD")
-
-
 @pytest.fixture
-def course(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+def course(tmp_path: Path, make_repo: MakeRepo, git: Git) -> tuple[Path, dict[str, str]]:
     """A roster: `gitfast` built from its repository (its build writes the script it runs),
     `slow` answers right after 0.3 s, `wrong` answers 41, `broken`'s build fails; and a
     benchmark directory of two programs (40 + 2 and 2 + 40)."""
+    make_repo(
+        tmp_path / "repos" / "gitfast",
+        {"uir-submission.toml": 'build = "echo \'echo 42\' > c.sh"\ncommand = "sh c.sh"\n'},
+    )
+    make_repo(
+        tmp_path / "repos" / "broken",
+        {"uir-submission.toml": 'build = "echo no compiler >&2; exit 3"\ncommand = "x"\n'},
+    )
     commits = {
-        "gitfast": _repo(
-            tmp_path / "repos" / "gitfast",
-            {"uir-submission.toml": 'build = "echo \'echo 42\' > c.sh"\ncommand = "sh c.sh"\n'},
-        ),
-        "broken": _repo(
-            tmp_path / "repos" / "broken",
-            {"uir-submission.toml": 'build = "echo no compiler >&2; exit 3"\ncommand = "x"\n'},
-        ),
+        team: git(tmp_path / "repos" / team, "rev-parse", "HEAD") for team in ("gitfast", "broken")
     }
     (tmp_path / "slow.sh").write_text("sleep 0.3\necho 42\n")
     (tmp_path / "wrong.sh").write_text("echo 41\n")

@@ -3,8 +3,7 @@ building with the declared command, and verdicts for what cannot be prepared."""
 
 from __future__ import annotations
 
-import os
-import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,9 @@ from uir.cli.grading.limits import Limits
 from uir.cli.grading.roster import load_roster
 from uir.cli.grading.submissions import prepare
 from uir.core.errors import UsageError
+
+Git = Callable[..., str]
+MakeRepo = Callable[[Path, dict[str, str]], Path]  # the fixtures of conftest.py
 
 
 def _roster(tmp_path: Path, text: str) -> str:
@@ -58,41 +60,23 @@ def test_bad_rosters_name_the_line(
     assert caught.value.line == line
 
 
-def _git(cwd: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-    }
-    env["GIT_COMMITTER_EMAIL"] = "t@t"
-    done = subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
-    return done.stdout.decode().strip()
+TEAM_REPO = Path("repos", "team")
 
 
-def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
-    repo = tmp_path / "repos" / "team"
-    repo.mkdir(parents=True)
-    _git(repo, "init", "--quiet", "--initial-branch=main")
-    for name, text in files.items():
-        (repo / name).write_text(text)
-    _git(repo, "add", ".")
-    _git(repo, "commit", "--quiet", "-m", "submission")
-    return repo
-
-
-def test_a_team_from_git_is_built_and_its_commit_recorded(tmp_path: Path) -> None:
-    repo = _repo(
-        tmp_path,
+def test_a_team_from_git_is_built_and_its_commit_recorded(
+    tmp_path: Path, make_repo: MakeRepo, git: Git
+) -> None:
+    repo = make_repo(
+        tmp_path / TEAM_REPO,
         {
             "uir-submission.toml": 'build = "cp template.sh c.sh"\ncommand = "sh c.sh"\n',
             "template.sh": "echo 5\n",
         },
     )
-    _git(repo, "tag", "week1")
-    tagged = _git(repo, "rev-parse", "HEAD")
+    git(repo, "tag", "week1")
+    tagged = git(repo, "rev-parse", "HEAD")
     (repo / "template.sh").write_text("echo 6\n")
-    _git(repo, "commit", "--quiet", "-am", "later")
+    git(repo, "commit", "--quiet", "-am", "later")
     path = _roster(tmp_path, '[[team]]\nname = "t"\nrepo = "repos/team"\nref = "week1"\n')
     (team,) = load_roster(path)
     submission = prepare(team, str(tmp_path / "work"))
@@ -106,7 +90,7 @@ def test_a_team_from_git_is_built_and_its_commit_recorded(tmp_path: Path) -> Non
     later = prepare(
         load_roster(_roster(tmp_path, path_text(repo_ref="main")))[0], str(tmp_path / "work")
     )
-    assert later.commit == _git(repo, "rev-parse", "HEAD") != tagged
+    assert later.commit == git(repo, "rev-parse", "HEAD") != tagged
 
 
 def path_text(repo_ref: str) -> str:
@@ -123,9 +107,9 @@ def path_text(repo_ref: str) -> str:
     ],
 )
 def test_problems_become_verdicts(
-    tmp_path: Path, files: dict[str, str], ref: str, problem: str
+    tmp_path: Path, make_repo: MakeRepo, files: dict[str, str], ref: str, problem: str
 ) -> None:
-    _repo(tmp_path, files)
+    make_repo(tmp_path / TEAM_REPO, files)
     (team,) = load_roster(_roster(tmp_path, path_text(ref)))
     submission = prepare(team, str(tmp_path / "work"))
     assert submission.compiler is None
@@ -146,7 +130,7 @@ def test_a_ref_that_git_would_take_for_an_option_is_refused(tmp_path: Path) -> N
 
 @pytest.mark.skipif(find_bwrap() is None, reason="no working bwrap here: builds run unisolated")
 def test_a_build_sees_its_own_checkout_alone_without_network(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     grader = tmp_path / "grader"
     grader.mkdir()
@@ -163,8 +147,8 @@ def test_a_build_sees_its_own_checkout_alone_without_network(
         "cp template.sh c.sh",
     ]
     build = " && ".join(checks)
-    _repo(
-        tmp_path,
+    make_repo(
+        tmp_path / TEAM_REPO,
         {
             "uir-submission.toml": f"build = '{build}'\ncommand = 'sh c.sh'\n",
             "template.sh": "echo 5\n",
@@ -186,10 +170,12 @@ def test_a_build_sees_its_own_checkout_alone_without_network(
     ],
 )
 def test_a_build_past_its_limits_is_a_verdict(
-    tmp_path: Path, build: str, limits: Limits, problem: str
+    tmp_path: Path, make_repo: MakeRepo, git: Git, build: str, limits: Limits, problem: str
 ) -> None:
-    commit = _git(
-        _repo(tmp_path, {"uir-submission.toml": f"build = '{build}'\ncommand = 'x'\n"}),
+    commit = git(
+        make_repo(
+            tmp_path / TEAM_REPO, {"uir-submission.toml": f"build = '{build}'\ncommand = 'x'\n"}
+        ),
         "rev-parse",
         "HEAD",
     )

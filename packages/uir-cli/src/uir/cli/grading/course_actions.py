@@ -27,7 +27,7 @@ from .actions import (
     warn_if_weaker,
 )
 from .harness import Compiler, reference_compiler, reference_run_args
-from .isolation import compiler_environment, isolate
+from .isolation import Mode, compiler_environment, isolate
 from .limits import Limits
 from .mutants import repository_root
 from .roster import Team, load_roster
@@ -121,7 +121,6 @@ class _Teams:
             return submission
         compiler = submission.compiler
         isolation = isolate([*self.grader, *others, os.curdir], compiler.argv)
-        warn_if_weaker(isolation.mode, "perf")
         env = compiler_environment(os.environ, self.args.env) if isolation.bwrap else None
         runnable = dataclasses.replace(compiler, env=env, launcher=ExecLauncher(isolation))
         return dataclasses.replace(submission, compiler=runnable)
@@ -171,6 +170,7 @@ def perf(args: argparse.Namespace) -> int:
     names = list(by_name)
     pairs = perf_scoring.shard([(r, b) for r in rows for b in names], *args.shard)
     limits = limits_from(args)
+    warn_if_weaker(Mode.NONE if args.no_isolation else isolate([os.curdir], []).mode, "perf")
     record = _measurement_file(out, args.shard)
     reports = [str(out / name) for name in perf_report.REPORT_FILES]
     prepared = _Teams(args, teams, [*reports, str(record)])
