@@ -4,6 +4,7 @@ repeated runs, the ops of the week, and duplicates; and the table of ops per wee
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,14 @@ def test_week_2_allows_memory_and_all_valid_exits_0(tmp_path: Path) -> None:
 def test_usage_errors_exit_1(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 1
     assert "error" in capsys.readouterr().err
+
+
+def test_a_file_name_that_is_not_utf8_is_reported_escaped(tmp_path: Path) -> None:
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "good.uir").write_text("# expect: 42\n" + FORTY_TWO)
+    (tmp_path / os.fsdecode(b"t/caf\xe9.txt")).write_text("junk\n")
+    report = tmp_path / "report.json"
+    argv = ["validate-tests", str(tmp_path / "t"), "--week", "1", "--suite", str(tmp_path / "t")]
+    assert main([*argv, "--runs", "1", "--json", str(report)]) == 5
+    names = [t["name"] for t in json.loads(report.read_text())["tests"]]
+    assert names == ["caf\\xe9.txt", "good.uir"]

@@ -18,6 +18,7 @@ from uir.core.ops import Op, ops_of_week, week_of
 from .harness import Compiler, TestResult, run_tests
 from .judge import Verdict
 from .limits import Limits
+from .report import _text as json_text
 from .report import shown
 from .testfile import TestFile, TestFileError, read_test
 
@@ -202,16 +203,16 @@ def json_report(
         "reference": reference,
         "runs": runs,
         "limits": limits.as_dict(),
-        "suites": list(suites),
+        "suites": [json_text(suite) for suite in suites],
         "interrupted": interrupted,
         "totals": {"files": len(checked), "valid": valid, "rejected": len(checked) - valid},
         "tests": [
             {
-                "path": item.path,
-                "name": item.name,
+                "path": json_text(item.path),
+                "name": json_text(item.name),
                 "valid": item.valid,
-                "reasons": item.reasons,
-                "duplicate_of": item.duplicate_of,
+                "reasons": [json_text(reason) for reason in item.reasons],
+                "duplicate_of": json_text(item.duplicate_of) if item.duplicate_of else None,
             }
             for item in checked
         ],
