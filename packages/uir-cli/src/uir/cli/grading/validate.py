@@ -64,7 +64,7 @@ def canonical_program(text: str) -> tuple[str, frozenset[str] | None]:
     return print_program(sink.replace(src=(*sink.src, *dead)) if dead else sink), ops
 
 
-def test_key(test: TestFile) -> tuple[Key, frozenset[str] | None]:
+def identity_of(test: TestFile) -> tuple[Key, frozenset[str] | None]:
     """A test's identity for duplicates, and the ops its program runs."""
     program, ops = canonical_program(test.program)
     return (program, test.expected_lines, test.expected_exit, test.tolerance_ulp), ops
@@ -75,7 +75,7 @@ def suite_keys(paths: Iterable[str]) -> dict[Key, str]:
     keys: dict[Key, str] = {}
     for path in paths:
         try:
-            key, _ = test_key(read_test(path))
+            key, _ = identity_of(read_test(path))
         except TestFileError:
             continue  # a suite's own bad test is `uir test`'s business, not a student's
         keys.setdefault(key, path)
@@ -144,7 +144,7 @@ def validate(
             item.reasons.append(f"malformed: {error}")
             continue
         tests[item.path] = test
-        keys[item.path], ops = test_key(test)
+        keys[item.path], ops = identity_of(test)
         item.reasons += _ops_reasons(ops, week)
     results: dict[str, list[TestResult]] = {path: [] for path in tests}
     for _ in range(runs):
