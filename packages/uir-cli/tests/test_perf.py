@@ -185,7 +185,10 @@ def test_shards_measured_apart_merge_into_one_report(
 
 
 def test_the_reference_is_a_calibration_row_off_the_curve(tmp_path: Path) -> None:
-    (tmp_path / "roster.toml").write_text('[[team]]\nname = "wrong"\ncommand = "echo 41"\n')
+    (tmp_path / "roster.toml").write_text(
+        '[[team]]\nname = "wrong"\ncommand = "echo 41"\n'
+        '[[team]]\nname = "missing"\ncommand = "./no/such/uirc"\n'
+    )
     (tmp_path / "bench").mkdir()
     (tmp_path / "bench" / "forty_two.uir").write_text(BENCHMARK)
     argv = ["perf", str(tmp_path / "roster.toml"), "--bench", str(tmp_path / "bench")]
@@ -194,8 +197,10 @@ def test_the_reference_is_a_calibration_row_off_the_curve(tmp_path: Path) -> Non
     # No team passed: the line goes through the reference alone.
     assert [(t["name"], t["score"], t["passed"]) for t in teams] == [
         ("wrong", 0.0, 0),
+        ("missing", 0.0, 0),
         ("reference (uir)", 100.0, 1),
     ]
+    assert teams[1]["benchmarks"]["forty_two"]["verdict"] == "cannot-start"
 
 
 @pytest.mark.parametrize(
