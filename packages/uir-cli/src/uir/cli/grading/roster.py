@@ -1,6 +1,6 @@
 """A course's roster: the teams whose compilers are graded, and how each gets its compiler.
 
-A roster is a TOML file with one `[[team]]` table per team (spec/grading.md, "Rosters"):
+A roster is a TOML file with one `[[team]]` table per team (spec/grading.md section 14):
 
     [[team]]
     name = "alice"
