@@ -3,15 +3,19 @@ building with the declared command, and verdicts for what cannot be prepared."""
 
 from __future__ import annotations
 
-import os
-import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from uir.cli.grading.isolation import find_bwrap
+from uir.cli.grading.limits import Limits
 from uir.cli.grading.roster import load_roster
 from uir.cli.grading.submissions import prepare
 from uir.core.errors import UsageError
+
+Git = Callable[..., str]
+MakeRepo = Callable[[Path, dict[str, str]], Path]  # the fixtures of conftest.py
 
 
 def _roster(tmp_path: Path, text: str) -> str:
@@ -56,41 +60,23 @@ def test_bad_rosters_name_the_line(
     assert caught.value.line == line
 
 
-def _git(cwd: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-    }
-    env["GIT_COMMITTER_EMAIL"] = "t@t"
-    done = subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
-    return done.stdout.decode().strip()
+TEAM_REPO = Path("repos", "team")
 
 
-def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
-    repo = tmp_path / "repos" / "team"
-    repo.mkdir(parents=True)
-    _git(repo, "init", "--quiet", "--initial-branch=main")
-    for name, text in files.items():
-        (repo / name).write_text(text)
-    _git(repo, "add", ".")
-    _git(repo, "commit", "--quiet", "-m", "submission")
-    return repo
-
-
-def test_a_team_from_git_is_built_and_its_commit_recorded(tmp_path: Path) -> None:
-    repo = _repo(
-        tmp_path,
+def test_a_team_from_git_is_built_and_its_commit_recorded(
+    tmp_path: Path, make_repo: MakeRepo, git: Git
+) -> None:
+    repo = make_repo(
+        tmp_path / TEAM_REPO,
         {
             "uir-submission.toml": 'build = "cp template.sh c.sh"\ncommand = "sh c.sh"\n',
             "template.sh": "echo 5\n",
         },
     )
-    _git(repo, "tag", "week1")
-    tagged = _git(repo, "rev-parse", "HEAD")
+    git(repo, "tag", "week1")
+    tagged = git(repo, "rev-parse", "HEAD")
     (repo / "template.sh").write_text("echo 6\n")
-    _git(repo, "commit", "--quiet", "-am", "later")
+    git(repo, "commit", "--quiet", "-am", "later")
     path = _roster(tmp_path, '[[team]]\nname = "t"\nrepo = "repos/team"\nref = "week1"\n')
     (team,) = load_roster(path)
     submission = prepare(team, str(tmp_path / "work"))
@@ -104,7 +90,7 @@ def test_a_team_from_git_is_built_and_its_commit_recorded(tmp_path: Path) -> Non
     later = prepare(
         load_roster(_roster(tmp_path, path_text(repo_ref="main")))[0], str(tmp_path / "work")
     )
-    assert later.commit == _git(repo, "rev-parse", "HEAD") != tagged
+    assert later.commit == git(repo, "rev-parse", "HEAD") != tagged
 
 
 def path_text(repo_ref: str) -> str:
@@ -121,9 +107,9 @@ def path_text(repo_ref: str) -> str:
     ],
 )
 def test_problems_become_verdicts(
-    tmp_path: Path, files: dict[str, str], ref: str, problem: str
+    tmp_path: Path, make_repo: MakeRepo, files: dict[str, str], ref: str, problem: str
 ) -> None:
-    _repo(tmp_path, files)
+    make_repo(tmp_path / TEAM_REPO, files)
     (team,) = load_roster(_roster(tmp_path, path_text(ref)))
     submission = prepare(team, str(tmp_path / "work"))
     assert submission.compiler is None
@@ -134,3 +120,66 @@ def test_a_repository_that_cannot_be_cloned_is_a_verdict(tmp_path: Path) -> None
     (team,) = load_roster(_roster(tmp_path, path_text("main")))  # repos/team does not exist
     submission = prepare(team, str(tmp_path / "work"))
     assert submission.compiler is None and "git clone failed" in (submission.problem or "")
+
+
+def test_a_ref_that_git_would_take_for_an_option_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(UsageError) as caught:
+        load_roster(_roster(tmp_path, path_text("--upload-pack=touch x")))
+    assert "cannot start with '-'" in caught.value.message
+
+
+@pytest.mark.skipif(find_bwrap() is None, reason="no working bwrap here: builds run unisolated")
+def test_a_build_sees_its_own_checkout_alone_without_network(
+    tmp_path: Path, make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    grader = tmp_path / "grader"
+    grader.mkdir()
+    (grader / "secret").write_text("the course's answers\n")
+    monkeypatch.chdir(grader)
+    work = tmp_path / "work"
+    (work / "other").mkdir(parents=True)
+    (work / "other" / "source.py").write_text("another team's code\n")
+    checks = [
+        f"test ! -e {grader}/secret",  # the grader's working directory is hidden
+        "test ! -e ../other/source.py",  # and so are the other teams' checkouts
+        f"{{ touch {tmp_path}/outside || true; }}",  # /tmp is the sandbox's own, / read-only
+        "test $(grep -c : /proc/net/dev) = 1",  # one network interface: loopback
+        "cp template.sh c.sh",
+    ]
+    build = " && ".join(checks)
+    make_repo(
+        tmp_path / TEAM_REPO,
+        {
+            "uir-submission.toml": f"build = '{build}'\ncommand = 'sh c.sh'\n",
+            "template.sh": "echo 5\n",
+        },
+    )
+    (team,) = load_roster(_roster(tmp_path, path_text("main")))
+    submission = prepare(team, str(work))
+    assert submission.problem is None
+    assert (work / "t" / "c.sh").read_text() == "echo 5\n"
+    assert not (tmp_path / "outside").exists()
+
+
+@pytest.mark.parametrize(
+    ("build", "limits", "problem"),
+    [
+        ("sleep 5", Limits(wall_s=0.5, cpu_s=1), "the build took longer than 0.5 s"),
+        ("yes", Limits(output_bytes=1000), "the build wrote more than 1000 bytes of output"),
+        ("kill -SEGV $$", Limits(), "the build was killed by SIGSEGV"),
+    ],
+)
+def test_a_build_past_its_limits_is_a_verdict(
+    tmp_path: Path, make_repo: MakeRepo, git: Git, build: str, limits: Limits, problem: str
+) -> None:
+    commit = git(
+        make_repo(
+            tmp_path / TEAM_REPO, {"uir-submission.toml": f"build = '{build}'\ncommand = 'x'\n"}
+        ),
+        "rev-parse",
+        "HEAD",
+    )
+    (team,) = load_roster(_roster(tmp_path, path_text("main")))
+    submission = prepare(team, str(tmp_path / "work"), limits=limits)
+    assert submission.compiler is None and submission.commit == commit
+    assert submission.problem is not None and submission.problem.startswith(problem)

@@ -84,3 +84,23 @@ COMPARE = frozenset({Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE})
 # Every op that computes elementwise on values through the semantics table.
 ALU = UNARY | BINARY | COMPARE | {Op.WHERE, Op.CAST, Op.BITCAST}
 COMMUTATIVE = frozenset({Op.ADD, Op.MUL, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR, Op.CMPEQ, Op.CMPNE})
+
+# The ops each week of the course introduces (spec/uir-week1.md to uir-week5.md): a week's
+# programs may use its own and every earlier week's. Later weeks introduce no ops.
+WEEK_INTRODUCES: dict[int, frozenset[Op]] = {
+    1: frozenset({Op.SINK, Op.CONST, Op.PARAM, Op.CALL, Op.STACK, Op.INDEX}) | ALU,
+    2: frozenset({Op.BUFFER, Op.LOCAL, Op.SHRINK, Op.LOAD, Op.STORE, Op.AFTER}),
+    3: frozenset({Op.RANGE, Op.END}),
+    4: frozenset({Op.REDUCE, Op.EXPAND, Op.STAGE}),
+    5: frozenset({Op.RESHAPE, Op.PERMUTE, Op.PAD, Op.FLIP}),
+}
+
+
+def ops_of_week(week: int) -> frozenset[Op]:
+    """The ops a program of course week `week` (1 or more) may use."""
+    return frozenset().union(*(ops for w, ops in WEEK_INTRODUCES.items() if w <= week))
+
+
+def week_of(op: Op) -> int:
+    """The week that introduces `op`."""
+    return next(w for w, ops in WEEK_INTRODUCES.items() if op in ops)

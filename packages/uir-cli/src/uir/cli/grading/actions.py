@@ -34,9 +34,7 @@ from .isolation import (
     Isolation,
     Mode,
     compiler_environment,
-    find_bwrap,
-    find_cgroups,
-    hidden_paths,
+    isolate,
 )
 from .limits import Limits
 from .sandbox import ExecLauncher
@@ -104,11 +102,15 @@ def isolation_for(args: argparse.Namespace, compiler: Compiler, tests: list[str]
         # The render grader's checker is this installation's Python and code, run inside too.
         tools = [sys.prefix, *uir.__path__] if compiler.render_check else []
         grader = [*suites, *report_paths(args), "."]
-        hidden, visible = hidden_paths(grader, compiler.argv, tools)
-        isolation = Isolation(find_bwrap(), find_cgroups(), tuple(hidden), tuple(visible))
-    if isolation.mode != Mode.FULL:
-        print(f"uir test: WARNING: {WEAKER[isolation.mode]}", file=sys.stderr)
+        isolation = isolate(grader, compiler.argv, tools)
+    warn_if_weaker(isolation.mode, "test")
     return isolation
+
+
+def warn_if_weaker(mode: str, command: str) -> None:
+    """Say on standard error when untrusted code runs with less than namespaces and cgroups."""
+    if mode != Mode.FULL:
+        print(f"uir {command}: WARNING: {WEAKER[mode]}", file=sys.stderr)
 
 
 WEAKER = {
@@ -146,6 +148,13 @@ def stop_on_signals() -> Iterator[tuple[threading.Event, list[int]]]:
             signal.signal(number, action)
 
 
+def forked_reference(stack: contextlib.ExitStack, run_args: tuple[str, ...]) -> Compiler:
+    """This installation, run as `uir RUN_ARGS FILE` from a fork server that lives as long as
+    `stack`: our own code, trusted, so limited but not isolated (spec/grading.md section 3)."""
+    server = stack.enter_context(ForkServer(pythonpath=os.environ.get("PYTHONPATH", "")))
+    return Compiler(("uir",), run_args, None, server)
+
+
 def test(args: argparse.Namespace) -> int:
     tests = _collect(args.paths)
     compiler = compiler_from(args)
@@ -155,8 +164,7 @@ def test(args: argparse.Namespace) -> int:
         if args.compiler is None and not args.no_fork_server and not args.render:
             # The reference is our own code, trusted: it runs under the limits but outside the
             # namespaces, forked from a preloaded Python (spec/grading.md section 3).
-            server = stack.enter_context(ForkServer(pythonpath=os.environ.get("PYTHONPATH", "")))
-            compiler = Compiler(("uir",), compiler.run_args, None, server)
+            compiler = forked_reference(stack, compiler.run_args)
         elif args.compiler is not None:
             isolation = isolation_for(args, compiler, tests)
             env = compiler_environment(os.environ, args.env) if isolation.bwrap else None

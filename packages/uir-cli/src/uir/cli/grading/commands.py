@@ -83,6 +83,11 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="tests run at once (default: the number of CPUs, %(default)s here)",
     )
+    add_limit_options(parser)
+
+
+def add_limit_options(parser: argparse.ArgumentParser) -> None:
+    """The sandbox's per-run limits (spec/grading.md section 3.1)."""
     parser.add_argument(
         "--timeout",
         type=_seconds,

@@ -233,6 +233,9 @@ def run_tests(
     those of the tests that finished.
     """
     stop = stop or threading.Event()
+    # Set on the way out to kill what still runs; the caller's `stop` is left as it was, so
+    # that it can run more tests after these.
+    halt = threading.Event()
     tests = [read_or_bad(p) for p in paths]
     results: dict[str, TestResult] = {}
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
@@ -244,7 +247,7 @@ def run_tests(
                 if on_result is not None:
                     on_result(test)
             else:
-                pending.add(pool.submit(run_parsed_test, test, compiler, limits, stop))
+                pending.add(pool.submit(run_parsed_test, test, compiler, limits, halt))
         while pending and not stop.is_set():
             done, pending = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
             for future in done:
@@ -254,6 +257,6 @@ def run_tests(
                     if on_result is not None:
                         on_result(result)
     finally:
-        stop.set()  # on an interrupt or an error here: kill what runs, start nothing new
+        halt.set()  # on an interrupt or an error here: kill what runs, start nothing new
         pool.shutdown(wait=True, cancel_futures=True)
     return [results[p] for p in dict.fromkeys(paths) if p in results]

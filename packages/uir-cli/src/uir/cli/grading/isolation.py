@@ -278,6 +278,16 @@ def hidden_paths(
     return hidden, list(dict.fromkeys(visible))
 
 
+def isolate(
+    grader_paths: Sequence[str], compiler_paths: Sequence[str], grader_tools: Sequence[str] = ()
+) -> Isolation:
+    """The strongest isolation this machine allows for an untrusted command: bwrap and cgroups
+    where they work, hiding `grader_paths` and showing `compiler_paths` as `hidden_paths` says.
+    Its `mode` says how much of it there is; the caller warns when it is short of FULL."""
+    hidden, visible = hidden_paths(grader_paths, compiler_paths, grader_tools)
+    return Isolation(find_bwrap(), find_cgroups(), tuple(hidden), tuple(visible))
+
+
 def _inside(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip("/") + "/")
 

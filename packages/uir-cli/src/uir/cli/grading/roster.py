@@ -1,6 +1,6 @@
 """A course's roster: the teams whose compilers are graded, and how each gets its compiler.
 
-A roster is a TOML file with one `[[team]]` table per team (spec/grading.md, "Rosters"):
+A roster is a TOML file with one `[[team]]` table per team (spec/grading.md section 14):
 
     [[team]]
     name = "alice"
@@ -79,6 +79,8 @@ def _team(entry: object, line: int | None, base: str) -> Team:
         raise UsageError(f"team {name!r} needs a ref (branch, tag or commit) for its repo", line)
     if command is not None and ref is not None:
         raise UsageError(f"team {name!r} has a ref but no repo", line)
+    if ref is not None and ref.startswith("-"):  # git would read it as an option
+        raise UsageError(f"team {name!r}: a ref cannot start with '-'", line)
     return Team(name, line, base, command, repo, ref)
 
 

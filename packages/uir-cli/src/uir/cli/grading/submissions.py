@@ -1,19 +1,31 @@
-"""Turning a roster's teams into compilers to grade: a local command as it is; a repository is
-cloned (or updated), checked out at its ref, built with the command it declares, and its commit
-recorded. A team that cannot be prepared gets a verdict saying why, and grading goes on."""
+"""Turning a roster's teams into compilers to grade (spec/grading.md section 14): a local command
+as it is; a repository is cloned (or updated), checked out at its ref, built with the command it
+declares, and its commit recorded. git runs as the grader (it needs the network); the build is
+the team's code, so it runs in the sandbox, without network, under BUILD_LIMITS. A team that
+cannot be prepared gets a verdict saying why, and grading goes on."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .harness import Compiler, student_compiler
+from .isolation import NO_ISOLATION, Isolation, compiler_environment, isolate
+from .judge import signal_name
+from .limits import MIB, Limits
 from .roster import SUBMISSION_FILE, Team
+from .sandbox import ExecLauncher, Outcome, RunStatus, run_limited
 
 GIT_TIMEOUT_S = 300.0
-BUILD_TIMEOUT_S = 600.0
+# A build is a compiler's compiler: more time, memory, processes and file size than one test run.
+BUILD_LIMITS = Limits(
+    wall_s=600.0, cpu_s=1200, memory_mb=8192, output_bytes=4 * MIB, file_mb=2048, processes=512
+)
+BUILD_LINE_KEPT = 300
 _SUBMISSION_KEYS = {"command", "build"}
 
 
@@ -72,7 +84,7 @@ def checkout(team: Team, workdir: str) -> tuple[str, str]:
         _git(["fetch", "--quiet", "--force", "--tags", "origin"], directory)
     else:
         os.makedirs(workdir, exist_ok=True)
-        _git(["clone", "--quiet", "--no-checkout", _repo_url(team), directory])
+        _git(["clone", "--quiet", "--no-checkout", "--", _repo_url(team), directory])
     ref = team.ref or ""
     for candidate in (f"refs/remotes/origin/{ref}", f"refs/tags/{ref}", ref):
         try:
@@ -92,6 +104,8 @@ def checkout(team: Team, workdir: str) -> tuple[str, str]:
 def _declared(directory: str) -> tuple[str, str | None]:
     """The submission's (command, build) from its SUBMISSION_FILE."""
     path = os.path.join(directory, SUBMISSION_FILE)
+    if os.path.islink(path):  # read outside the sandbox: it must not point out of the checkout
+        raise SubmissionError(f"{SUBMISSION_FILE} is a symbolic link")
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)
@@ -110,28 +124,63 @@ def _declared(directory: str) -> tuple[str, str | None]:
     return command, build
 
 
-def build(directory: str, command: str) -> None:
-    """Run a submission's build command in its checkout; a SubmissionError if it fails."""
-    try:
-        done = subprocess.run(
-            command,
-            shell=True,
-            cwd=directory,
-            capture_output=True,
-            text=True,
-            timeout=BUILD_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
-        raise SubmissionError(f"the build took longer than {BUILD_TIMEOUT_S:g} s") from None
-    if done.returncode != 0:
-        lines = (done.stderr or done.stdout).strip().splitlines() or [""]
-        raise SubmissionError(f"the build failed (exit {done.returncode}): {lines[-1]}")
+def _tail(outcome: Outcome) -> str:
+    """The last line the build wrote, error first: usually the one that says what went wrong."""
+    for stream in (outcome.stderr, outcome.stdout):
+        lines = stream.decode("utf-8", errors="replace").strip().splitlines()
+        if lines:
+            return lines[-1][:BUILD_LINE_KEPT]
+    return ""
 
 
-def prepare(team: Team, workdir: str) -> Submission:
+def build_problem(outcome: Outcome, limits: Limits) -> str | None:
+    """Why a build run failed, or None when it succeeded."""
+    status = outcome.status
+    if status is RunStatus.EXITED and outcome.exit_code == 0:
+        return None
+    if status is RunStatus.EXITED:
+        return f"the build failed (exit {outcome.exit_code}): {_tail(outcome)}"
+    if status is RunStatus.TIMEOUT or outcome.signal == signal.SIGXCPU:
+        return f"the build took longer than {limits.wall_s:g} s (or {limits.cpu_s} s of CPU)"
+    if status is RunStatus.OUTPUT_LIMIT:
+        return f"the build wrote more than {limits.output_bytes} bytes of output"
+    if status is RunStatus.SIGNALED:
+        assert outcome.signal is not None
+        return f"the build was killed by {signal_name(outcome.signal)}: {_tail(outcome)}"
+    return f"the build could not start: {outcome.message}"
+
+
+def build(directory: str, command: str, isolation: Isolation, limits: Limits = BUILD_LIMITS) -> str:
+    """Run a submission's build command (`sh -c COMMAND`) in its checkout, in the sandbox
+    `isolation` gives with the checkout as the only writable directory; its output. Raises a
+    SubmissionError when it fails."""
+    env = compiler_environment(os.environ) if isolation.bwrap else dict(os.environ)
+    argv = ["/bin/sh", "-c", command]
+    outcome = run_limited(ExecLauncher(isolation), argv, directory, env, limits)
+    problem = build_problem(outcome, limits)
+    if problem is not None:
+        raise SubmissionError(problem)
+    return outcome.stdout.decode("utf-8", errors="replace")
+
+
+def build_isolation(workdir: str, hidden: Sequence[str] = (), isolated: bool = True) -> Isolation:
+    """The sandbox builds run in: no network, the system read-only, the other teams' checkouts
+    (all of `workdir`), the grader's working directory and `hidden` out of sight; each build
+    then sees its own checkout, writable, on top. NO_ISOLATION when `isolated` is false."""
+    if not isolated:
+        return NO_ISOLATION
+    return isolate([*hidden, workdir, os.curdir], [])
+
+
+def prepare(
+    team: Team,
+    workdir: str,
+    isolation: Isolation | None = None,
+    limits: Limits = BUILD_LIMITS,
+) -> Submission:
     """The team's compiler, ready to run; for a team from git, checked out and built under
-    `workdir`. Never raises for the team's sake: a problem becomes the Submission's verdict."""
+    `workdir`, in `isolation` (by default `build_isolation(workdir)`) under `limits`. Never
+    raises for the team's sake: a problem becomes the Submission's verdict."""
     commit = None
     try:
         if team.command is not None:
@@ -139,7 +188,8 @@ def prepare(team: Team, workdir: str) -> Submission:
         directory, commit = checkout(team, workdir)
         command, build_command = _declared(directory)
         if build_command is not None:
-            build(directory, build_command)
+            sandbox = isolation if isolation is not None else build_isolation(workdir)
+            build(directory, build_command, sandbox, limits)
         return Submission(team, student_compiler(command, directory), commit)
     except (SubmissionError, ValueError) as e:
         return Submission(team, None, commit, str(e))

@@ -1,0 +1,209 @@
+"""What `uir validate-tests`, `uir perf` and `uir perf-merge` do once their arguments are parsed
+(spec/grading.md sections 13-15)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from uir.core.errors import UsageError
+
+from ..output import write_output
+from . import perf as perf_scoring
+from . import perf_report, validate
+from .actions import (
+    NOT_PASSED,
+    _collect,
+    _write,
+    forked_reference,
+    limits_from,
+    stop_on_signals,
+    warn_if_weaker,
+)
+from .harness import Compiler, reference_compiler, reference_run_args
+from .isolation import Mode, compiler_environment, isolate
+from .limits import Limits
+from .mutants import repository_root
+from .roster import Team, load_roster
+from .sandbox import ExecLauncher
+from .submissions import Submission, build_isolation, prepare
+from .testfile import TestFile, TestFileError, read_test
+
+# The reference's calibration row in `uir perf`: not a team name (roster names have no spaces).
+REFERENCE = "reference (uir)"
+
+
+def validate_tests(args: argparse.Namespace) -> int:
+    directory = args.directory
+    if not os.path.isdir(directory):
+        raise UsageError(f"{directory} is not a directory")
+    if args.suite is not None:
+        suites = args.suite
+    else:
+        root = repository_root(Path(directory))
+        suites = validate.suite_directories(root, args.week) if root is not None else []
+        if not suites:
+            print(
+                "uir validate-tests: WARNING: no suites found: duplicates are checked among "
+                "the submissions only (name suites with --suite)",
+                file=sys.stderr,
+            )
+    known = validate.suite_keys(_collect(suites)) if suites else {}
+    files = validate.submitted_files(directory)
+    if not files:
+        raise UsageError(f"no files in {directory}")
+    limits = limits_from(args)
+    run_args = reference_run_args(args.backend, args.plugin_modules)
+    with contextlib.ExitStack() as stack:
+        reference = forked_reference(stack, run_args)
+        stop, received = stack.enter_context(stop_on_signals())
+        checked = validate.validate(
+            files, args.week, reference, limits, args.jobs, args.runs, known, stop
+        )
+    interrupted = signal.Signals(received[0]).name if received else None
+    if args.json:
+        document = validate.json_report(
+            checked, args.week, reference.command, args.runs, limits, suites, interrupted
+        )
+        _write(args.json, document)
+    write_output(validate.text_report(checked, args.week))
+    if received:
+        return 128 + received[0]
+    return 0 if all(item.valid for item in checked) else NOT_PASSED
+
+
+def _benchmarks(directory: str) -> list[TestFile]:
+    """The benchmarks of a directory: staff-written, so a malformed one stops the run."""
+    benchmarks = []
+    for path in _collect([directory]):
+        try:
+            benchmarks.append(read_test(path))
+        except TestFileError as error:
+            raise UsageError(f"{path}: not a benchmark: {error}") from None
+    names = [b.name for b in benchmarks]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UsageError(f"two benchmarks named {twice[0]} (names must be unique)")
+    return benchmarks
+
+
+class _Teams:
+    """Each team's compiler, prepared (cloned, built, isolated) the first time it is needed."""
+
+    def __init__(self, args: argparse.Namespace, teams: list[Team], reports: list[str]) -> None:
+        self.args = args
+        self.teams = {team.name: team for team in teams}
+        self.work = os.path.abspath(args.work or Path(args.out, "checkouts"))
+        # What no team's build or run may see: the benchmarks and the reports.
+        self.grader = [args.bench, *reports]
+        self.prepared: dict[str, Submission | Compiler] = {}
+
+    def get(self, name: str) -> Submission | Compiler:
+        if name not in self.prepared:
+            self.prepared[name] = self._prepare(name)
+        return self.prepared[name]
+
+    def _prepare(self, name: str) -> Submission | Compiler:
+        if name == REFERENCE:
+            return reference_compiler(self.args.backend, self.args.plugin_modules)
+        isolated = not self.args.no_isolation
+        # Other teams' checkouts are hidden from each build and run, the team's own shown.
+        others = [os.path.join(self.work, t) for t in self.teams if t != name]
+        sandbox = build_isolation(self.work, [*self.grader, *others], isolated)
+        submission = prepare(self.teams[name], self.work, sandbox)
+        if submission.compiler is None or not isolated:
+            return submission
+        compiler = submission.compiler
+        isolation = isolate([*self.grader, *others, os.curdir], compiler.argv)
+        env = compiler_environment(os.environ, self.args.env) if isolation.bwrap else None
+        runnable = dataclasses.replace(compiler, env=env, launcher=ExecLauncher(isolation))
+        return dataclasses.replace(submission, compiler=runnable)
+
+
+def _measurement_file(out: Path, shard: tuple[int, int]) -> Path:
+    index, count = shard
+    return out / ("perf-measurements.json" if count == 1 else f"perf-shard-{index}-of-{count}.json")
+
+
+def _measure(
+    prepared: Submission | Compiler,
+    team: str,
+    benchmark: TestFile,
+    limits: Limits,
+    runs: int,
+    stop: threading.Event,
+) -> perf_scoring.Measurement | None:
+    if isinstance(prepared, Compiler):
+        return perf_scoring.measure(team, None, prepared, benchmark, limits, runs, stop)
+    if prepared.compiler is None:
+        problem = prepared.problem or "not prepared"
+        return perf_scoring.Measurement(
+            team, benchmark.name, prepared.commit, perf_scoring.NOT_BUILT, problem, ()
+        )
+    return perf_scoring.measure(
+        team, prepared.commit, prepared.compiler, benchmark, limits, runs, stop
+    )
+
+
+def _output_directory(path: str) -> Path:
+    out = Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot make {out}: {exc.strerror or exc}") from exc
+    return out
+
+
+def perf(args: argparse.Namespace) -> int:
+    teams = load_roster(args.roster)
+    benchmarks = _benchmarks(args.bench)
+    out = _output_directory(args.out)
+    curve = [team.name for team in teams]
+    rows = [*curve, *([] if args.no_reference else [REFERENCE])]
+    by_name = {b.name: b for b in benchmarks}
+    names = list(by_name)
+    pairs = perf_scoring.shard([(r, b) for r in rows for b in names], *args.shard)
+    limits = limits_from(args)
+    warn_if_weaker(Mode.NONE if args.no_isolation else isolate([os.curdir], []).mode, "perf")
+    record = _measurement_file(out, args.shard)
+    reports = [str(out / name) for name in perf_report.REPORT_FILES]
+    prepared = _Teams(args, teams, [*reports, str(record)])
+    measurements: list[perf_scoring.Measurement] = []
+    with contextlib.ExitStack() as stack:
+        stop, received = stack.enter_context(stop_on_signals())
+        for team, bench in pairs:
+            if stop.is_set():
+                break
+            found = _measure(prepared.get(team), team, by_name[bench], limits, args.runs, stop)
+            if found is None:
+                break
+            measurements.append(found)
+            median = found.median_s
+            shown = f"median {median:.3f} s" if median is not None else found.detail
+            print(f"{team} {bench}: {found.verdict} ({shown})", file=sys.stderr, flush=True)
+            # After each pair, so that a run cut short keeps every measurement taken.
+            document = perf_report.measurements_json(
+                measurements, curve, names, args.runs, limits, args.shard
+            )
+            _write(str(record), document)
+    if received:
+        print(f"interrupted: {len(pairs) - len(measurements)} pairs not measured", file=sys.stderr)
+        return 128 + received[0]
+    if args.shard[1] == 1:
+        scored = perf_scoring.score(measurements, names, curve)
+        write_output(perf_report.write_reports(out, scored, measurements, names, args.runs))
+    return 0
+
+
+def perf_merge(args: argparse.Namespace) -> int:
+    curve, names, runs, measurements = perf_report.load_measurements(args.files)
+    out = _output_directory(args.out)
+    scored = perf_scoring.score(measurements, names, curve)
+    write_output(perf_report.write_reports(out, scored, measurements, names, runs))
+    return 0

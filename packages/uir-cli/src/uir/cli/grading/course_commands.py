@@ -1,0 +1,147 @@
+"""The command lines of a course's grading beyond one suite (spec/grading.md sections 13-15):
+`uir validate-tests` judges students' tests, `uir perf` times the teams of a roster on
+benchmarks, `uir perf-merge` scores the measurements of `uir perf` shards. The work is in
+course_actions.py."""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from .commands import NOT_PASSED, _integer, add_limit_options, add_run_options
+
+# The weeks of the course whose tests `validate-tests` takes (the syllabus has ten).
+WEEKS = 10
+MAX_RUNS = 1000
+
+
+def _shard(text: str) -> tuple[int, int]:
+    found = re.fullmatch(r"(\d+)/(\d+)", text)
+    if not found or not 1 <= int(found[1]) <= int(found[2]):
+        raise argparse.ArgumentTypeError(f"must be K/N with 1 <= K <= N, got {text!r}")
+    return int(found[1]), int(found[2])
+
+
+def validate_command(args: argparse.Namespace) -> int:
+    from . import course_actions
+
+    return course_actions.validate_tests(args)
+
+
+def perf_command(args: argparse.Namespace) -> int:
+    from . import course_actions
+
+    return course_actions.perf(args)
+
+
+def perf_merge_command(args: argparse.Namespace) -> int:
+    from . import course_actions
+
+    return course_actions.perf_merge(args)
+
+
+def register(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    validate = commands.add_parser(
+        "validate-tests",
+        parents=[common],
+        help="check students' tests: well formed, agreed by the reference, deterministic, "
+        "within the week's ops, no duplicates",
+        description="Check every file under DIR as a submitted test of week N: its directives "
+        "parse, the reference gives exactly what it expects on every one of --runs runs and "
+        "within the limits, its program runs only ops of weeks 1 to N, and it is not a "
+        "duplicate of a suite test (weeks 1 to N) or of a submission before it by name. "
+        f"Exit status: 0 when all are valid, {NOT_PASSED} when some are rejected, 1 on a "
+        "usage error. See spec/grading.md section 13.",
+    )
+    validate.add_argument("directory", metavar="DIR", help="the submitted tests")
+    validate.add_argument(
+        "--week", type=_integer(1, WEEKS), required=True, metavar="N", help="the course week"
+    )
+    validate.add_argument(
+        "--suite",
+        action="append",
+        default=None,
+        metavar="DIR",
+        help="a suite to check duplicates against (repeatable; default: suites/week1 to weekN "
+        "of the repository holding DIR or this installation)",
+    )
+    validate.add_argument(
+        "--runs",
+        type=_integer(1, MAX_RUNS),
+        default=3,
+        metavar="N",
+        help="times the reference runs each test, which must agree (default: %(default)s)",
+    )
+    add_run_options(validate)
+    validate.add_argument("--json", metavar="FILE", help="also write the JSON report to FILE")
+    validate.set_defaults(handler=validate_command)
+
+    perf = commands.add_parser(
+        "perf",
+        parents=[common],
+        help="time every team of a roster on benchmarks and score them from slowest to fastest",
+        description="Prepare each team of ROSTER (a local command, or a repository cloned, "
+        "checked out and built), run each benchmark of --bench -n times in the sandbox, and "
+        "score each team per benchmark linearly from the slowest correct median (0) to the "
+        "fastest (100); a wrong answer scores 0. Writes perf.json, perf.csv and perf.txt in "
+        "--out (with --shard, only that shard's measurements, for `uir perf-merge`). Exit "
+        "status: 0 when the run completed, 1 on a usage error. See spec/grading.md section 15.",
+    )
+    perf.add_argument("roster", metavar="ROSTER", help="the roster (TOML)")
+    perf.add_argument("--bench", required=True, metavar="DIR", help="the benchmark directory")
+    perf.add_argument("--out", required=True, metavar="DIR", help="where the reports go")
+    perf.add_argument(
+        "-n",
+        "--runs",
+        type=_integer(1, MAX_RUNS),
+        default=5,
+        metavar="N",
+        help="runs of each compiler on each benchmark; the median counts (default: %(default)s)",
+    )
+    perf.add_argument(
+        "--shard",
+        type=_shard,
+        default=(1, 1),
+        metavar="K/N",
+        help="measure only the K-th of N shares of the (team, benchmark) pairs",
+    )
+    perf.add_argument(
+        "--work",
+        metavar="DIR",
+        help="where teams' repositories are cloned and built (default: OUT/checkouts)",
+    )
+    perf.add_argument(
+        "--backend",
+        default="c",
+        metavar="NAME",
+        help="the backend of the reference's calibration row (default: %(default)s)",
+    )
+    perf.add_argument(
+        "--no-reference", action="store_true", help="leave out the reference's calibration row"
+    )
+    perf.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME[=VALUE]",
+        help="also give isolated compilers this environment variable (repeatable)",
+    )
+    perf.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help="build and run the teams' compilers without the bubblewrap sandbox (debugging)",
+    )
+    add_limit_options(perf)
+    perf.set_defaults(handler=perf_command)
+
+    merge = commands.add_parser(
+        "perf-merge",
+        parents=[common],
+        help="score the measurements of `uir perf --shard` runs as one report",
+        description="Read the measurement files that `uir perf --shard K/N` wrote (all from one "
+        "grading) and write perf.json, perf.csv and perf.txt in --out, as one unsharded run "
+        "would. Exit status: 0, or 1 on a usage error. See spec/grading.md section 15.",
+    )
+    merge.add_argument("files", nargs="+", metavar="FILE", help="measurement files")
+    merge.add_argument("--out", required=True, metavar="DIR", help="where the reports go")
+    merge.set_defaults(handler=perf_merge_command)

@@ -1,0 +1,232 @@
+"""`uir perf`: the scoring rule on given times, worked out by hand, and real sandboxed runs of
+small compilers (correct and built from git, slow, wrong, failing to build), whole and sharded.
+No check depends on how fast this machine is: only on a compiler that sleeps 0.3 s per run
+being slower than one that does not."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from uir.cli.grading.perf import Measurement, line_score, score, shard
+from uir.cli.main import main
+
+Git = Callable[..., str]
+MakeRepo = Callable[[Path, dict[str, str]], Path]  # the fixtures of conftest.py
+
+
+def _m(team: str, bench: str, times: tuple[float, ...], verdict: str = "pass") -> Measurement:
+    return Measurement(team, bench, None, verdict, "", times)
+
+
+def test_the_median_counts_and_only_for_a_compiler_that_passed() -> None:
+    assert _m("a", "x", (3.0, 1.0, 2.0)).median_s == 2.0
+    assert _m("a", "x", (3.0, 1.0, 2.0, 10.0)).median_s == 2.5
+    assert _m("a", "x", (0.1,), "fail").median_s is None
+
+
+def test_the_line_from_slowest_to_fastest() -> None:
+    assert line_score(1.0, 1.0, 3.0) == 100.0
+    assert line_score(2.0, 1.0, 3.0) == 50.0
+    assert line_score(3.0, 1.0, 3.0) == 0.0
+    assert line_score(None, 1.0, 3.0) == 0.0
+    assert line_score(2.0, 2.0, 2.0) == 100.0  # all equal: all 100
+    # Off the curve (the reference): clamped.
+    assert (line_score(0.5, 1.0, 3.0), line_score(4.0, 1.0, 3.0)) == (100.0, 0.0)
+    assert (line_score(1.5, 1.0, 3.0), line_score(2.5, 2.0, 2.0)) == (75.0, 0.0)
+
+
+def test_scores_over_benchmarks_by_hand() -> None:
+    measurements = [
+        # x: medians a 1, b 2, c 3, so 100, 50, 0; the reference at 1.5 scores 75.
+        _m("a", "x", (1.0, 1.0, 9.0)),
+        _m("b", "x", (2.0,)),
+        _m("c", "x", (3.0,)),
+        _m("ref", "x", (1.5,)),
+        # y: a wrong, b and c tie: 100 each; the reference is slower than both: 0.
+        _m("a", "y", (0.1,), "fail"),
+        _m("b", "y", (1.0,)),
+        _m("c", "y", (1.0,)),
+        _m("ref", "y", (2.0,)),
+        # z: only c passes (b was not measured at all): c 100, a and b 0.
+        _m("a", "z", (0.1,), "timeout"),
+        _m("c", "z", (4.0,)),
+        _m("ref", "z", (8.0,)),
+    ]
+    rows = {r.team: r for r in score(measurements, ["x", "y", "z"], ["a", "b", "c"])}
+    assert list(rows) == ["a", "b", "c", "ref"]
+    assert rows["a"].scores == {"x": 100.0, "y": 0.0, "z": 0.0}
+    assert rows["b"].scores == {"x": 50.0, "y": 100.0, "z": 0.0}
+    assert rows["c"].scores == {"x": 0.0, "y": 100.0, "z": 100.0}
+    assert rows["ref"].scores == {"x": 75.0, "y": 0.0, "z": 0.0}
+    assert rows["a"].score == pytest.approx(100 / 3)
+    assert rows["b"].score == pytest.approx(50.0)
+    assert rows["c"].score == pytest.approx(200 / 3)
+    assert [rows[t].passed for t in "abc"] == [1, 2, 3]
+    # Ratios to the fastest team: a x 1; b x 2, y 1; c x 3, y 1, z 1; ref x 1.5, y 2, z 2.
+    assert rows["a"].geomean_ratio == pytest.approx(1.0)
+    assert rows["b"].geomean_ratio == pytest.approx(math.sqrt(2))
+    assert rows["c"].geomean_ratio == pytest.approx(3 ** (1 / 3))
+    assert rows["ref"].geomean_ratio == pytest.approx(6 ** (1 / 3))
+
+
+def test_no_correct_team_puts_the_line_through_whoever_passed() -> None:
+    rows = score([_m("a", "x", (1.0,), "fail"), _m("ref", "x", (2.0,))], ["x"], ["a"])
+    assert [(r.team, r.score, r.geomean_ratio) for r in rows] == [
+        ("a", 0.0, None),
+        ("ref", 100.0, 1.0),
+    ]
+
+
+def test_shards_partition_the_pairs() -> None:
+    pairs = [(t, b) for t in "abc" for b in "xy"]
+    parts = [shard(pairs, k, 4) for k in range(1, 5)]
+    assert parts[0] == [("a", "x"), ("c", "x")]  # pairs 0 and 4 of ax ay bx by cx cy
+    assert sorted(p for part in parts for p in part) == sorted(pairs)
+    assert shard(pairs, 1, 1) == pairs
+
+
+# ---- real runs ----------------------------------------------------------------------------------
+
+BENCHMARK = (
+    "# expect: 42\n%x = CONST i32 40\n%y = CONST i32 2\n%s = ADD i32 %x %y\n%out = SINK void %s\n"
+)
+
+
+@pytest.fixture
+def course(tmp_path: Path, make_repo: MakeRepo, git: Git) -> tuple[Path, dict[str, str]]:
+    """A roster: `gitfast` built from its repository (its build writes the script it runs),
+    `slow` answers right after 0.3 s, `wrong` answers 41, `broken`'s build fails; and a
+    benchmark directory of two programs (40 + 2 and 2 + 40)."""
+    make_repo(
+        tmp_path / "repos" / "gitfast",
+        {"uir-submission.toml": 'build = "echo \'echo 42\' > c.sh"\ncommand = "sh c.sh"\n'},
+    )
+    make_repo(
+        tmp_path / "repos" / "broken",
+        {"uir-submission.toml": 'build = "echo no compiler >&2; exit 3"\ncommand = "x"\n'},
+    )
+    commits = {
+        team: git(tmp_path / "repos" / team, "rev-parse", "HEAD") for team in ("gitfast", "broken")
+    }
+    (tmp_path / "slow.sh").write_text("sleep 0.3\necho 42\n")
+    (tmp_path / "wrong.sh").write_text("echo 41\n")
+    (tmp_path / "roster.toml").write_text(
+        '[[team]]\nname = "gitfast"\nrepo = "repos/gitfast"\nref = "main"\n'
+        '[[team]]\nname = "slow"\ncommand = "sh slow.sh"\n'
+        '[[team]]\nname = "wrong"\ncommand = "sh wrong.sh"\n'
+        '[[team]]\nname = "broken"\nrepo = "repos/broken"\nref = "main"\n'
+    )
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "forty_two.uir").write_text(BENCHMARK)
+    (bench / "swapped.uir").write_text(BENCHMARK.replace("%x %y", "%y %x"))
+    return tmp_path, commits
+
+
+def _check(report: dict, commits: dict[str, str], runs: int) -> None:
+    teams = {t["name"]: t for t in report["teams"]}
+    assert list(teams) == ["gitfast", "slow", "wrong", "broken"]
+    assert report["benchmarks"] == ["forty_two", "swapped"] and report["runs"] == runs
+    # Two correct teams on each benchmark: the faster 100, the slower 0.
+    assert (teams["gitfast"]["score"], teams["slow"]["score"]) == (100.0, 0.0)
+    assert teams["gitfast"]["geomean_ratio"] == 1.0 and teams["slow"]["geomean_ratio"] > 1.0
+    assert teams["gitfast"]["commit"] == commits["gitfast"]
+    assert teams["broken"]["commit"] == commits["broken"]
+    for bench in report["benchmarks"]:
+        assert len(teams["gitfast"]["benchmarks"][bench]["times_s"]) == runs
+        assert teams["slow"]["benchmarks"][bench]["median_s"] >= 0.3
+        wrong = teams["wrong"]["benchmarks"][bench]
+        assert (wrong["verdict"], wrong["score"], len(wrong["times_s"])) == ("fail", 0.0, 1)
+        assert wrong["detail"] == "line 1: expected '42', got '41'"
+        broken = teams["broken"]["benchmarks"][bench]
+        assert (broken["verdict"], broken["score"]) == ("not-built", 0.0)
+        assert broken["detail"] == "the build failed (exit 3): no compiler"
+    assert (teams["wrong"]["score"], teams["broken"]["score"]) == (0.0, 0.0)
+
+
+def test_perf_grades_a_roster(
+    course: tuple[Path, dict[str, str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, commits = course
+    out = root / "out"
+    argv = ["perf", str(root / "roster.toml"), "--bench", str(root / "bench"), "--out", str(out)]
+    assert main([*argv, "-n", "3", "--no-reference"]) == 0
+    _check(json.loads((out / "perf.json").read_text()), commits, 3)
+    with open(out / "perf.csv", newline="") as f:
+        rows = {row["team"]: row for row in csv.DictReader(f)}
+    assert rows["gitfast"]["commit"] == commits["gitfast"]
+    assert (rows["gitfast"]["score"], rows["slow"]["score"]) == ("100.000", "0.000")
+    text = capsys.readouterr().out
+    assert text == (out / "perf.txt").read_text()
+    lines = [line.split() for line in text.splitlines()]
+    assert ["gitfast", commits["gitfast"][:12], "100.0", "1.00x", "2/2"] in lines
+    assert "  wrong forty_two: fail: line 1: expected '42', got '41'" in text
+
+
+def test_shards_measured_apart_merge_into_one_report(
+    course: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    root, commits = course
+    argv = ["perf", str(root / "roster.toml"), "--bench", str(root / "bench"), "-n", "2"]
+    files = []
+    for k in (1, 2, 3):
+        out = tmp_path / f"shard{k}"
+        assert main([*argv, "--no-reference", "--out", str(out), "--shard", f"{k}/3"]) == 0
+        assert not (out / "perf.json").exists()  # a shard only measures
+        files.append(str(out / f"perf-shard-{k}-of-3.json"))
+    assert main(["perf-merge", *files, "--out", str(tmp_path / "merged")]) == 0
+    _check(json.loads((tmp_path / "merged" / "perf.json").read_text()), commits, 2)
+
+
+def test_the_reference_is_a_calibration_row_off_the_curve(tmp_path: Path) -> None:
+    (tmp_path / "roster.toml").write_text(
+        '[[team]]\nname = "wrong"\ncommand = "echo 41"\n'
+        '[[team]]\nname = "missing"\ncommand = "./no/such/uirc"\n'
+    )
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "forty_two.uir").write_text(BENCHMARK)
+    argv = ["perf", str(tmp_path / "roster.toml"), "--bench", str(tmp_path / "bench")]
+    assert main([*argv, "--out", str(tmp_path / "out"), "-n", "1"]) == 0
+    teams = json.loads((tmp_path / "out" / "perf.json").read_text())["teams"]
+    # No team passed: the line goes through the reference alone.
+    assert [(t["name"], t["score"], t["passed"]) for t in teams] == [
+        ("wrong", 0.0, 0),
+        ("missing", 0.0, 0),
+        ("reference (uir)", 100.0, 1),
+    ]
+    assert teams[1]["benchmarks"]["forty_two"]["verdict"] == "cannot-start"
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({"bad.uir": "# expect-exit: x\n%o = SINK void\n"}, "not a benchmark"),
+        ({"a/t.uir": BENCHMARK, "b/t.uir": BENCHMARK}, "two benchmarks named t"),
+        ({}, "no .uir tests"),
+    ],
+)
+def test_bad_benchmark_directories_are_usage_errors(
+    tmp_path: Path, files: dict[str, str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "roster.toml").write_text('[[team]]\nname = "a"\ncommand = "echo 42"\n')
+    (tmp_path / "bench").mkdir()
+    for name, text in files.items():
+        (tmp_path / "bench" / name).parent.mkdir(exist_ok=True)
+        (tmp_path / "bench" / name).write_text(text)
+    argv = ["perf", str(tmp_path / "roster.toml"), "--bench", str(tmp_path / "bench")]
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_perf_merge_refuses_files_of_other_gradings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "junk.json").write_text('{"kind": "uir-test"}')
+    assert main(["perf-merge", str(tmp_path / "junk.json"), "--out", str(tmp_path)]) == 1
+    assert "not a file of `uir perf` measurements" in capsys.readouterr().err
