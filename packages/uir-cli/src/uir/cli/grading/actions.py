@@ -12,7 +12,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import uir
@@ -97,18 +97,24 @@ def compiler_from(args: argparse.Namespace) -> Compiler:
 def isolation_for(args: argparse.Namespace, compiler: Compiler, tests: list[str]) -> Isolation:
     """The sandbox of a student compiler: as strong as this machine allows, said loudly when
     it is weaker than namespaces and cgroups."""
-    if args.no_isolation:
-        isolation = NO_ISOLATION
-    else:
-        suites = [*args.paths, *(os.path.dirname(t) or "." for t in tests)]
-        # The render grader's checker is this installation's Python and code, run inside too.
-        tools = [sys.prefix, *uir.__path__] if compiler.render_check else []
-        grader = [*suites, *report_paths(args), "."]
-        hidden, visible = hidden_paths(grader, compiler.argv, tools)
-        isolation = Isolation(find_bwrap(), find_cgroups(), tuple(hidden), tuple(visible))
+    suites = [*args.paths, *(os.path.dirname(t) or "." for t in tests)]
+    # The render grader's checker is this installation's Python and code, run inside too.
+    tools = [sys.prefix, *uir.__path__] if compiler.render_check else []
+    grader = [*suites, *report_paths(args), "."]
+    isolation = sandbox(args.no_isolation, grader, compiler, tools)
     if isolation.mode != Mode.FULL:
         print(f"uir test: WARNING: {WEAKER[isolation.mode]}", file=sys.stderr)
     return isolation
+
+
+def sandbox(
+    no_isolation: bool, grader: Sequence[str], compiler: Compiler, tools: Sequence[str] = ()
+) -> Isolation:
+    """The isolation of `compiler` from the `grader`'s paths (its working directory last)."""
+    if no_isolation:
+        return NO_ISOLATION
+    hidden, visible = hidden_paths(grader, compiler.argv, tools)
+    return Isolation(find_bwrap(), find_cgroups(), tuple(hidden), tuple(visible))
 
 
 WEAKER = {

@@ -236,6 +236,7 @@ def run_tests(
     tests = [read_or_bad(p) for p in paths]
     results: dict[str, TestResult] = {}
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    finished = False
     try:
         pending = set()
         for test in tests:
@@ -253,7 +254,9 @@ def run_tests(
                     results[result.path] = result
                     if on_result is not None:
                         on_result(result)
+        finished = True
     finally:
-        stop.set()  # on an interrupt or an error here: kill what runs, start nothing new
+        if not finished:  # an interrupt or an error here: kill what runs, start nothing new
+            stop.set()  # (left clear after a whole run, so the caller may run more with it)
         pool.shutdown(wait=True, cancel_futures=True)
     return [results[p] for p in dict.fromkeys(paths) if p in results]

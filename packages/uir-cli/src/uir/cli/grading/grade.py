@@ -1,0 +1,245 @@
+"""What `uir grade` and `uir grade-merge` do once their arguments are parsed (spec/grading.md,
+"Cross-grading"): prepare the roster's submissions, run the (compiler, test) pairs of this run or
+shard, and write the reports, or the shard's partial result."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import os
+import shlex
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from uir.core.errors import UsageError
+
+from ..output import write_output
+from . import crossgrade, matrix, report, shards
+from .actions import NOT_PASSED, WEAKER, _collect, limits_from, sandbox, stop_on_signals
+from .crossgrade import REFERENCE, Entrant, Tests
+from .forkserver import ForkServer
+from .harness import Compiler, reference_compiler, reference_run_args
+from .isolation import Mode, compiler_environment
+from .roster import Team, load_roster
+from .sandbox import ExecLauncher
+from .submissions import prepare
+
+CHECKOUTS = "checkouts"  # under --out: the teams' repositories, cloned and built
+
+
+class RosterError(UsageError):
+    """An error of the roster file, reported against it (ROSTER:LINE: error: ...)."""
+
+    def __init__(self, error: UsageError, path: str) -> None:
+        super().__init__(error.message, error.line)
+        self.path = path
+
+
+def _teams(path: str) -> list[Team]:
+    try:
+        teams = load_roster(path)
+    except UsageError as e:
+        raise RosterError(e, path) from None
+    for team in teams:
+        if team.name == REFERENCE:
+            message = f"the team name {REFERENCE!r} is the reference compiler's in every report"
+            raise RosterError(UsageError(message, team.line), path)
+    return teams
+
+
+def _shard(text: str | None) -> shards.Shard | None:
+    try:
+        return None if text is None else shards.Shard.parse(text)
+    except shards.ShardError as e:
+        raise UsageError(f"--shard: {e}") from None
+
+
+def _isolated(
+    entrant: Entrant, args: argparse.Namespace, tests: Tests, out: str, others: list[str]
+) -> Entrant:
+    """A team's compiler in the sandbox: the tests, the results, and the other teams'
+    checkouts hidden from it."""
+    assert entrant.compiler is not None
+    kept = [os.path.join(out, n) for n in os.listdir(out) if n != CHECKOUTS]
+    grader = [*args.tests, *(os.path.dirname(t) or "." for t in tests.valid), *kept, *others, "."]
+    isolation = sandbox(args.no_isolation, grader, entrant.compiler)
+    env = compiler_environment(os.environ, args.env) if isolation.bwrap else None
+    compiler = dataclasses.replace(entrant.compiler, env=env, launcher=ExecLauncher(isolation))
+    return dataclasses.replace(entrant, compiler=compiler)
+
+
+def _entrants(
+    args: argparse.Namespace,
+    teams: Sequence[Team],
+    tests: Tests,
+    stack: contextlib.ExitStack,
+    stop: Any,
+) -> list[Entrant]:
+    """The reference and every team, prepared (cloned, built) and put in the sandbox."""
+    reference = reference_compiler(args.backend, args.plugin_modules)
+    if not args.no_fork_server:  # our own code: limits, no namespaces (section 3)
+        server = stack.enter_context(ForkServer(pythonpath=os.environ.get("PYTHONPATH", "")))
+        reference = Compiler(("uir",), reference.run_args, None, server)
+    entrants = [Entrant(REFERENCE, shlex.join(["uir", *reference.run_args]), reference)]
+    workdir = os.path.join(args.out, CHECKOUTS)
+    for team in teams:
+        if stop.is_set():
+            entrants.append(Entrant(team.name, team.source, None, problem="not prepared"))
+            continue
+        entrant = Entrant.of(prepare(team, workdir))
+        if entrant.problem is not None:
+            print(f"uir grade: {team.name}: {entrant.problem}", file=sys.stderr)
+        entrants.append(entrant)
+    directories = {t.name: os.path.join(workdir, t.name) for t in teams if t.repo is not None}
+    weaker = set()
+    for i, entrant in enumerate(entrants):
+        if entrant.compiler is not None and entrant.name != REFERENCE:
+            others = [d for name, d in directories.items() if name != entrant.name]
+            entrants[i] = _isolated(entrant, args, tests, args.out, others)
+            launcher = entrants[i].compiler.launcher  # type: ignore[union-attr]
+            weaker.add(launcher.isolation.mode)  # type: ignore[attr-defined]
+    for mode in sorted(weaker - {Mode.FULL}):
+        print(f"uir grade: WARNING: {WEAKER[mode]}", file=sys.stderr)
+    return entrants
+
+
+def _meta(args: argparse.Namespace, limits: Any, print_: str) -> dict[str, Any]:
+    return {
+        "roster": args.roster,
+        "test_dirs": list(args.tests),
+        "fingerprint": print_,
+        "limits": limits.as_dict(),
+    }
+
+
+def grade(args: argparse.Namespace) -> int:
+    teams = _teams(args.roster)
+    tests = crossgrade.read_tests(_collect(args.tests))
+    limits = limits_from(args)
+    shard = _shard(args.shard)
+    if args.executor != "local":
+        if shard is not None:
+            raise UsageError("--shard runs one shard here; it takes no --executor")
+        from .executors import run_sharded
+
+        return run_sharded(args)
+    # How the reference runs, not where this Python lives: shards run on other machines too.
+    reference = shlex.join(reference_run_args(args.backend, args.plugin_modules))
+    print_ = crossgrade.run_fingerprint(teams, tests, limits, reference)
+    with contextlib.ExitStack() as stack:
+        log = stack.enter_context(crossgrade.opened_log(args.out, print_, shard))
+        stop, received = stack.enter_context(stop_on_signals())
+        entrants = _entrants(args, teams, tests, stack, stop)
+        pairs = shards.select(crossgrade.work_items([e.name for e in entrants], tests), shard)
+        done = set(crossgrade.current_results(log.entries, entrants))
+        todo = [p for p in pairs if p not in done and _runs(p, entrants)]
+        if done & set(pairs):
+            print(f"uir grade: resuming: {len(done & set(pairs))} results kept", file=sys.stderr)
+        progress = report.Progress(sys.stderr, len(todo))
+        stack.callback(progress.finish)
+        crossgrade.run_pairs(entrants, pairs, done, limits, args.jobs, log, stop, progress.update)
+        entries = log.entries
+    interrupted = signal.Signals(received[0]).name if received else None
+    results = _pair_results(entrants, tests, pairs, entries)
+    meta = _meta(args, limits, print_) | {"interrupted": interrupted}
+    invalid = [{"path": r.path, "detail": r.detail} for r in tests.invalid]
+    if shard is not None:
+        meta["compilers"] = [e.describe() for e in entrants]
+        meta["tests"], meta["invalid_tests"] = list(tests.valid), invalid
+        complete = len(results) == len(pairs)
+        path = os.path.join(args.out, shards.PARTIAL_FILE)
+        shards.write_partial(
+            path, crossgrade.PARTIAL_KIND, print_, shard, list(results.values()), complete, meta
+        )
+        write_output(f"shard {shard}: {len(results)} of {len(pairs)} results in {path}\n")
+        return 128 + received[0] if received else 0
+    document = matrix.grades([e.describe() for e in entrants], tests.valid, invalid, results, meta)
+    return publish(args.out, document, received)
+
+
+def _runs(pair: tuple[str, str], entrants: Sequence[Entrant]) -> bool:
+    return any(e.name == pair[0] and e.compiler is not None for e in entrants)
+
+
+def _pair_results(
+    entrants: Sequence[Entrant],
+    tests: Tests,
+    pairs: Sequence[tuple[str, str]],
+    entries: Sequence[dict[str, Any]],
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """The result of each pair that has one: logged, or the problem of its submission."""
+    logged = crossgrade.current_results(entries, entrants)
+    wanted = set(pairs)
+    results = {pair: entry for pair, entry in logged.items() if pair in wanted}
+    for entrant in entrants:
+        if entrant.problem is not None:
+            for entry in crossgrade.problem_results(entrant, tests.valid):
+                pair = (entrant.name, entry["test"])
+                if pair in wanted:
+                    results[pair] = entry
+    order = {pair: i for i, pair in enumerate(pairs)}
+    return dict(sorted(results.items(), key=lambda item: order[item[0]]))
+
+
+def publish(out: str, document: dict[str, Any], received: Sequence[int]) -> int:
+    """Write the reports and a summary; the exit status of the run."""
+    try:
+        matrix.write_reports(out, document)
+    except OSError as e:
+        raise UsageError(f"cannot write the reports to {out}: {e.strerror or e}") from e
+    lines = ["grades (percent of valid tests passed):"]
+    for row in sorted(document["compilers"], key=lambda r: (-r["percent"], r["name"])):
+        problem = f"  [{row['problem']}]" if row["problem"] else ""
+        lines.append(
+            f"  {row['name']:<20} {row['percent']:6.2f}%  {row['passed']}/{row['tests']}{problem}"
+        )
+    lines.append("bonus (failures of other compilers on each author's valid tests):")
+    lines += [f"  {a['author']:<20} {a['bonus']}" for a in document["authors"]]
+    if document["invalid_tests"]:
+        lines.append(f"{len(document['invalid_tests'])} invalid tests, not run:")
+        lines += [f"  {t['path']}: {t['detail']}" for t in document["invalid_tests"]]
+    failures = document["reference_failures"]
+    if failures:
+        lines.append(
+            f"WARNING: the reference fails {len(failures)} valid tests: a reference bug or a "
+            "wrong test; check them before publishing the bonus:"
+        )
+        lines += [f"  {f['test']}: {f['verdict']}: {f['detail']}" for f in failures]
+    if not document["complete"]:
+        lines.append("incomplete: run the same command again to finish the missing pairs")
+    lines.append(f"reports: {', '.join(os.path.join(out, f) for f in matrix.FILES)}")
+    write_output("\n".join(lines) + "\n")
+    if received:
+        return 128 + received[0]
+    return NOT_PASSED if failures else 0
+
+
+def merge(args: argparse.Namespace) -> int:
+    """`uir grade-merge OUT PART...`: the reports of the whole run from its shards."""
+    document = merged_document(args.parts)
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot write the reports to {args.out}: {e.strerror or e}") from e
+    return publish(args.out, document, [])
+
+
+def merged_document(parts: Sequence[str]) -> dict[str, Any]:
+    try:
+        partials = shards.read_partials(parts, crossgrade.PARTIAL_KIND)
+    except shards.ShardError as e:
+        raise UsageError(str(e)) from None
+    first = partials[0].meta
+    for partial in partials[1:]:
+        if partial.meta["compilers"] != first["compilers"]:
+            raise UsageError(
+                f"{partial.path} and {partials[0].path} graded different submissions (a commit "
+                "moved, or a build failed in one): run those shards again"
+            )
+    results = {(r["compiler"], r["test"]): r for p in partials for r in p.results}
+    meta = {k: first[k] for k in ("roster", "test_dirs", "fingerprint", "limits")}
+    meta["interrupted"] = None  # every shard finished
+    return matrix.grades(first["compilers"], first["tests"], first["invalid_tests"], results, meta)
