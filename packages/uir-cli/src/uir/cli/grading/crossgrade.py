@@ -71,6 +71,7 @@ class Entrant:
     compiler: Compiler | None  # None when the submission could not be prepared
     commit: str | None = None
     problem: str | None = None
+    isolation: str | None = None  # report.TRUSTED for the reference, else isolation.Mode
 
     @classmethod
     def of(cls, submission: Submission) -> Entrant:
@@ -88,6 +89,7 @@ class Entrant:
             "source": self.source,
             "commit": self.commit,
             "problem": self.problem,
+            "isolation": self.isolation,
         }
 
 
@@ -149,6 +151,8 @@ class Log:
             with open(self.path, "r+b") as f:
                 f.truncate(end)
         lines = data[:end].decode("utf-8", errors="replace").splitlines()
+        if not lines:
+            return []  # only a torn header: a fresh start
         try:
             header = json.loads(lines[0]) if lines else None
         except json.JSONDecodeError:
@@ -212,22 +216,20 @@ def problem_results(entrant: Entrant, tests: Sequence[str]) -> list[dict[str, An
 def run_pairs(
     entrants: Sequence[Entrant],
     pairs: Sequence[tuple[str, str]],
-    done: set[tuple[str, str]],
     limits: Limits,
     jobs: int,
     log: Log,
     stop: threading.Event,
     on_result: Callable[[TestResult], None] | None = None,
 ) -> None:
-    """Run the pairs not yet `done`, compiler by compiler, `jobs` tests at a time, logging each
-    result as it completes. Returns early, keeping what finished, once `stop` is set."""
+    """Run the pairs, compiler by compiler, `jobs` tests at a time, logging each result as it
+    completes; the pairs of a compiler that is not ready stay not run. Returns early, keeping
+    what finished, once `stop` is set."""
     for entrant in entrants:
+        tests = [test for name, test in pairs if name == entrant.name]
         if stop.is_set():
             return
-        if entrant.compiler is None:
-            continue
-        todo = [t for name, t in pairs if name == entrant.name and (name, t) not in done]
-        if not todo:
+        if entrant.compiler is None or not tests:
             continue
 
         def record(result: TestResult, entrant: Entrant = entrant) -> None:
@@ -235,7 +237,7 @@ def run_pairs(
             if on_result is not None:
                 on_result(result)
 
-        run_tests(todo, entrant.compiler, limits, jobs, record, stop)
+        run_tests(tests, entrant.compiler, limits, jobs, record, stop)
 
 
 @contextlib.contextmanager

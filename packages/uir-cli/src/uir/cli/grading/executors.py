@@ -111,7 +111,8 @@ def run_sharded(args: argparse.Namespace) -> int:
         try:
             status = job.result()
         except Exception as e:  # the job's own failure, as submitit reports it
-            status = f"{type(e).__name__}: {str(e).strip().splitlines()[-1:]}"
+            last = str(e).strip().splitlines()[-1:] or [""]
+            status = f"{type(e).__name__}: {last[0]}"
         if status != 0:
             failed.append(f"shard {shard}: {status}")
     if failed:

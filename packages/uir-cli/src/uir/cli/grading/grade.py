@@ -11,6 +11,7 @@ import os
 import shlex
 import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ from .crossgrade import REFERENCE, Entrant, Tests
 from .forkserver import ForkServer
 from .harness import Compiler, reference_compiler, reference_run_args
 from .isolation import Mode, compiler_environment
+from .limits import Limits
 from .roster import Team, load_roster
 from .sandbox import ExecLauncher
 from .submissions import prepare
@@ -58,17 +60,17 @@ def _shard(text: str | None) -> shards.Shard | None:
 
 
 def _isolated(
-    entrant: Entrant, args: argparse.Namespace, tests: Tests, out: str, others: list[str]
+    entrant: Entrant, args: argparse.Namespace, tests: Tests, others: Sequence[str]
 ) -> Entrant:
     """A team's compiler in the sandbox: the tests, the results, and the other teams'
     checkouts hidden from it."""
     assert entrant.compiler is not None
-    kept = [os.path.join(out, n) for n in os.listdir(out) if n != CHECKOUTS]
+    kept = [os.path.join(args.out, n) for n in os.listdir(args.out) if n != CHECKOUTS]
     grader = [*args.tests, *(os.path.dirname(t) or "." for t in tests.valid), *kept, *others, "."]
     isolation = sandbox(args.no_isolation, grader, entrant.compiler)
     env = compiler_environment(os.environ, args.env) if isolation.bwrap else None
     compiler = dataclasses.replace(entrant.compiler, env=env, launcher=ExecLauncher(isolation))
-    return dataclasses.replace(entrant, compiler=compiler)
+    return dataclasses.replace(entrant, compiler=compiler, isolation=isolation.mode)
 
 
 def _entrants(
@@ -76,37 +78,35 @@ def _entrants(
     teams: Sequence[Team],
     tests: Tests,
     stack: contextlib.ExitStack,
-    stop: Any,
+    stop: threading.Event,
 ) -> list[Entrant]:
-    """The reference and every team, prepared (cloned, built) and put in the sandbox."""
+    """The reference and every team, prepared (cloned, built) and put in the sandbox. A team
+    not reached before `stop` has no compiler and no problem: its tests stay not run."""
     reference = reference_compiler(args.backend, args.plugin_modules)
     if not args.no_fork_server:  # our own code: limits, no namespaces (section 3)
         server = stack.enter_context(ForkServer(pythonpath=os.environ.get("PYTHONPATH", "")))
         reference = Compiler(("uir",), reference.run_args, None, server)
-    entrants = [Entrant(REFERENCE, shlex.join(["uir", *reference.run_args]), reference)]
+    source = shlex.join(["uir", *reference.run_args])
+    entrants = [Entrant(REFERENCE, source, reference, isolation=report.TRUSTED)]
     workdir = os.path.join(args.out, CHECKOUTS)
     for team in teams:
-        if stop.is_set():
-            entrants.append(Entrant(team.name, team.source, None, problem="not prepared"))
-            continue
-        entrant = Entrant.of(prepare(team, workdir))
+        entrant = Entrant(team.name, team.source, None)
+        if not stop.is_set():
+            entrant = Entrant.of(prepare(team, workdir))
         if entrant.problem is not None:
             print(f"uir grade: {team.name}: {entrant.problem}", file=sys.stderr)
         entrants.append(entrant)
     directories = {t.name: os.path.join(workdir, t.name) for t in teams if t.repo is not None}
-    weaker = set()
     for i, entrant in enumerate(entrants):
         if entrant.compiler is not None and entrant.name != REFERENCE:
             others = [d for name, d in directories.items() if name != entrant.name]
-            entrants[i] = _isolated(entrant, args, tests, args.out, others)
-            launcher = entrants[i].compiler.launcher  # type: ignore[union-attr]
-            weaker.add(launcher.isolation.mode)  # type: ignore[attr-defined]
-    for mode in sorted(weaker - {Mode.FULL}):
+            entrants[i] = _isolated(entrant, args, tests, others)
+    for mode in sorted({e.isolation for e in entrants} - {Mode.FULL, report.TRUSTED, None}):
         print(f"uir grade: WARNING: {WEAKER[mode]}", file=sys.stderr)
     return entrants
 
 
-def _meta(args: argparse.Namespace, limits: Any, print_: str) -> dict[str, Any]:
+def _meta(args: argparse.Namespace, limits: Limits, print_: str) -> dict[str, Any]:
     return {
         "roster": args.roster,
         "test_dirs": list(args.tests),
@@ -134,13 +134,14 @@ def grade(args: argparse.Namespace) -> int:
         stop, received = stack.enter_context(stop_on_signals())
         entrants = _entrants(args, teams, tests, stack, stop)
         pairs = shards.select(crossgrade.work_items([e.name for e in entrants], tests), shard)
-        done = set(crossgrade.current_results(log.entries, entrants))
-        todo = [p for p in pairs if p not in done and _runs(p, entrants)]
-        if done & set(pairs):
-            print(f"uir grade: resuming: {len(done & set(pairs))} results kept", file=sys.stderr)
+        done = set(crossgrade.current_results(log.entries, entrants)) & set(pairs)
+        if done:
+            print(f"uir grade: resuming: {len(done)} results kept", file=sys.stderr)
+        ready = {e.name for e in entrants if e.compiler is not None}
+        todo = [pair for pair in pairs if pair not in done and pair[0] in ready]
         progress = report.Progress(sys.stderr, len(todo))
         stack.callback(progress.finish)
-        crossgrade.run_pairs(entrants, pairs, done, limits, args.jobs, log, stop, progress.update)
+        crossgrade.run_pairs(entrants, todo, limits, args.jobs, log, stop, progress.update)
         entries = log.entries
     interrupted = signal.Signals(received[0]).name if received else None
     results = _pair_results(entrants, tests, pairs, entries)
@@ -158,10 +159,6 @@ def grade(args: argparse.Namespace) -> int:
         return 128 + received[0] if received else 0
     document = matrix.grades([e.describe() for e in entrants], tests.valid, invalid, results, meta)
     return publish(args.out, document, received)
-
-
-def _runs(pair: tuple[str, str], entrants: Sequence[Entrant]) -> bool:
-    return any(e.name == pair[0] and e.compiler is not None for e in entrants)
 
 
 def _pair_results(

@@ -22,8 +22,7 @@ def page_data(document: Mapping[str, Any]) -> dict[str, Any]:
     index = {test["path"]: i for i, test in enumerate(document["tests"])}
     return {
         "meta": {
-            key: document.get(key)
-            for key in ("roster", "test_dirs", "complete", "interrupted", "isolation")
+            key: document.get(key) for key in ("roster", "test_dirs", "complete", "interrupted")
         },
         "tests": [test["path"] for test in document["tests"]],
         "compilers": [
