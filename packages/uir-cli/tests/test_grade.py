@@ -146,6 +146,12 @@ def test_the_page_shows_the_grades_in_a_browser(course: Path, tmp_path: Path) ->
     assert matrix["compiler"] == ["tests/buggy (2)", "tests/correct (2)", "tests/staff (1)"]
     assert matrix["buggy"] == ["1/2", "1/2", "1/1"]
     assert matrix["correct"] == ["2/2", "2/2", "1/1"]
+    # A directory opened (as a click on its header does): one column per test, a mark each.
+    parser = _Tables()
+    parser.feed(browser.dump_dom(chromium, page, "#dir=tests/correct"))
+    detail = {row[0]: row[1:] for row in parser.tables["detail"]}
+    assert detail["tests/correct"] == ["add_small.uir", "max_positive.uir"]
+    assert detail["buggy"] == [".", "F"] and detail["reference"] == [".", "."]
     png = tmp_path / "grades.png"
     browser.screenshot(chromium, page, png)
     data = png.read_bytes()

@@ -47,9 +47,10 @@ def _run(browser: str, *options: str) -> subprocess.CompletedProcess[str]:
         )
 
 
-def dump_dom(browser: str, page: Path) -> str:
-    """The page's DOM, serialized after its scripts ran."""
-    return _run(browser, "--virtual-time-budget=5000", "--dump-dom", page.resolve().as_uri()).stdout
+def dump_dom(browser: str, page: Path, fragment: str = "") -> str:
+    """The page's DOM, serialized after its scripts ran; `fragment` is the address's `#...`."""
+    address = page.resolve().as_uri() + fragment
+    return _run(browser, "--virtual-time-budget=5000", "--dump-dom", address).stdout
 
 
 def screenshot(browser: str, page: Path, png: Path, size: tuple[int, int] = (1280, 900)) -> None:

@@ -134,6 +134,30 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
+    """Options of the commands that run student compilers as well as this installation."""
+    parser.add_argument(
+        "--no-fork-server",
+        action="store_true",
+        help="start every run of this installation as a new `python -m uir.cli.main` instead "
+        "of forking a preloaded Python (slower; the same verdicts)",
+    )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME[=VALUE]",
+        help="also give an isolated compiler this environment variable (repeatable); it gets "
+        "only PATH, HOME, LANG, LC_*, TZ, TERM and CC otherwise",
+    )
+    parser.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help="run student compilers without the bubblewrap sandbox, as this user (for "
+        "debugging a compiler that fails only when isolated; the report records it)",
+    )
+
+
 def register(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     test = commands.add_parser(
         "test",
@@ -158,28 +182,9 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
         "(spec/uir-week2-c.md section 4)",
     )
     add_run_options(test)
-    test.add_argument(
-        "--no-fork-server",
-        action="store_true",
-        help="start every run of this installation as a new `python -m uir.cli.main` instead "
-        "of forking a preloaded Python (slower; the same verdicts)",
-    )
+    add_sandbox_options(test)
     # The fast path is the default now; the old switch stays accepted so scripts keep working.
     test.add_argument("--fork-server", action="store_true", help=argparse.SUPPRESS)
-    test.add_argument(
-        "--env",
-        action="append",
-        default=[],
-        metavar="NAME[=VALUE]",
-        help="also give an isolated compiler this environment variable (repeatable); it gets "
-        "only PATH, HOME, LANG, LC_*, TZ, TERM and CC otherwise",
-    )
-    test.add_argument(
-        "--no-isolation",
-        action="store_true",
-        help="run a --compiler without the bubblewrap sandbox, as this user (for debugging a "
-        "compiler that fails only when isolated; the report records it)",
-    )
     test.add_argument("--json", metavar="FILE", help="also write the JSON report to FILE")
     test.set_defaults(handler=test_command)
 
@@ -274,23 +279,7 @@ def register_grade(commands: argparse._SubParsersAction, common: argparse.Argume
         help="a submitit parameter (repeatable): timeout_min=120, slurm_partition=NAME, ...",
     )
     add_run_options(grade)
-    grade.add_argument(
-        "--no-fork-server",
-        action="store_true",
-        help="start every run of the reference as a new Python (slower; the same verdicts)",
-    )
-    grade.add_argument(
-        "--env",
-        action="append",
-        default=[],
-        metavar="NAME[=VALUE]",
-        help="also give the isolated compilers this environment variable (repeatable)",
-    )
-    grade.add_argument(
-        "--no-isolation",
-        action="store_true",
-        help="run the teams' compilers without the bubblewrap sandbox (debugging only)",
-    )
+    add_sandbox_options(grade)
     grade.set_defaults(handler=grade_command)
 
     merge = commands.add_parser(

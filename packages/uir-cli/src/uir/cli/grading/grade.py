@@ -92,7 +92,9 @@ def _entrants(
     for team in teams:
         entrant = Entrant(team.name, team.source, None)
         if not stop.is_set():
-            entrant = Entrant.of(prepare(team, workdir))
+            prepared = Entrant.of(prepare(team, workdir))
+            # A Ctrl-C reaches a running git or build too: its failure is no verdict.
+            entrant = entrant if stop.is_set() else prepared
         if entrant.problem is not None:
             print(f"uir grade: {team.name}: {entrant.problem}", file=sys.stderr)
         entrants.append(entrant)

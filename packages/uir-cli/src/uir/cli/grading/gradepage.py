@@ -14,7 +14,7 @@ from typing import Any
 
 from .matrix import MARKS, NOT_RUN
 
-DETAIL_CHARS = 200  # of each failure's detail, shown on hover; grades.json has it whole
+DETAIL_CHARS = 120  # of each failure's detail, shown on hover; grades.json has it whole
 
 
 def page_data(document: Mapping[str, Any]) -> dict[str, Any]:
@@ -192,7 +192,7 @@ const head = el("tr", {}, el("th", {class: "name"}, "compiler"));
 const detailWrap = el("div", {id: "detail-wrap"});
 for (const dir of dirs) {
   const th = el("th", {"data-dir": dir}, dir + " (" + dirTests[dir].length + ")");
-  th.addEventListener("click", () => showDirectory(dir));
+  th.addEventListener("click", () => { location.hash = "dir=" + encodeURIComponent(dir); });
   head.append(th);
 }
 matrix.append(el("thead", {}, head));
@@ -233,6 +233,14 @@ function showDirectory(dir) {
   table.append(body);
   detailWrap.replaceChildren(el("h3", {}, "Tests of " + dir), table);
 }
+
+// The open directory is in the address (#dir=NAME), so a link or a reload shows it again.
+function fromAddress() {
+  const dir = decodeURIComponent(location.hash.replace(/^#dir=/, ""));
+  if (dir in dirTests) showDirectory(dir);
+}
+window.addEventListener("hashchange", fromAddress);
+fromAddress();
 
 app.append(el("h2", {}, "Legend"));
 app.append(el("p", {}, Object.entries(data.legend).map(([m, v]) => m + " " + v).join(", ")));
