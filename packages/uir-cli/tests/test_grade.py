@@ -175,6 +175,17 @@ def test_shards_merge_into_the_reports_of_one_run(course: Path) -> None:
     _uir(course, *grade, "--shard", "2/2", "--out", "s2")
     twice = _uir(course, "grade-merge", "merged", "s1", "s2", "s2/partial.json", check=1)
     assert "shard 2/2 is given twice" in twice.stderr
+    moved = json.loads((course / "s2" / "partial.json").read_text())
+    moved["meta"]["compilers"][1]["commit"] = "0" * 40  # the branch moved between the shards
+    (course / "moved").mkdir()
+    (course / "moved" / "partial.json").write_text(json.dumps(moved))
+    mixed = _uir(course, "grade-merge", "merged", "s1", "moved", check=1)
+    assert "graded different submissions" in mixed.stderr
+    moved = json.loads((course / "s2" / "partial.json").read_text())
+    del moved["meta"]["compilers"]
+    (course / "moved" / "partial.json").write_text(json.dumps(moved))
+    broken = _uir(course, "grade-merge", "merged", "s1", "moved", check=1)
+    assert "malformed partial result" in broken.stderr and "Traceback" not in broken.stderr
     _uir(course, "grade-merge", "merged", "s2", "s1")
     _same_grades(_grades(course / "merged"), _grades(course / "out"))
     assert (course / "merged" / "index.html").stat().st_size > 0

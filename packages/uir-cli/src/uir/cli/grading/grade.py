@@ -122,6 +122,8 @@ def grade(args: argparse.Namespace) -> int:
     tests = crossgrade.read_tests(_collect(args.tests))
     limits = limits_from(args)
     shard = _shard(args.shard)
+    if args.executor == "local" and (args.shards is not None or args.executor_option):
+        raise UsageError("--shards and --executor-option go with --executor submitit")
     if args.executor != "local":
         if shard is not None:
             raise UsageError("--shard runs one shard here; it takes no --executor")
@@ -231,14 +233,29 @@ def merged_document(parts: Sequence[str]) -> dict[str, Any]:
         partials = shards.read_partials(parts, crossgrade.PARTIAL_KIND)
     except shards.ShardError as e:
         raise UsageError(str(e)) from None
+    try:
+        return _merged(partials)
+    except (KeyError, TypeError, ValueError) as e:
+        raise UsageError(f"malformed partial result ({type(e).__name__}: {e})") from None
+
+
+def _merged(partials: Sequence[shards.Partial]) -> dict[str, Any]:
     first = partials[0].meta
+    graded = ("name", "source", "commit", "problem")
     for partial in partials[1:]:
-        if partial.meta["compilers"] != first["compilers"]:
+        if [[c[k] for k in graded] for c in partial.meta["compilers"]] != [
+            [c[k] for k in graded] for c in first["compilers"]
+        ]:
             raise UsageError(
                 f"{partial.path} and {partials[0].path} graded different submissions (a commit "
                 "moved, or a build failed in one): run those shards again"
             )
+    compilers = [dict(c) for c in first["compilers"]]
+    for i, compiler in enumerate(compilers):  # machines may isolate differently: say so
+        modes = dict.fromkeys(str(p.meta["compilers"][i]["isolation"]) for p in partials)
+        if len(modes) > 1:
+            compiler["isolation"] = " / ".join(modes)
     results = {(r["compiler"], r["test"]): r for p in partials for r in p.results}
     meta = {k: first[k] for k in ("roster", "test_dirs", "fingerprint", "limits")}
     meta["interrupted"] = None  # every shard finished
-    return matrix.grades(first["compilers"], first["tests"], first["invalid_tests"], results, meta)
+    return matrix.grades(compilers, first["tests"], first["invalid_tests"], results, meta)
