@@ -225,8 +225,11 @@ def run_pairs(
     """Run the pairs, compiler by compiler, `jobs` tests at a time, logging each result as it
     completes; the pairs of a compiler that is not ready stay not run. Returns early, keeping
     what finished, once `stop` is set."""
+    by_compiler: dict[str, list[str]] = {}
+    for name, test in pairs:
+        by_compiler.setdefault(name, []).append(test)
     for entrant in entrants:
-        tests = [test for name, test in pairs if name == entrant.name]
+        tests = by_compiler.get(entrant.name, [])
         if stop.is_set():
             return
         if entrant.compiler is None or not tests:

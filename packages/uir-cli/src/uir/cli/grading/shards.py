@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from .report import write_json
+
 T = TypeVar("T")
 
 PARTIAL_FILE = "partial.json"
@@ -69,15 +71,6 @@ def fingerprint(value: object) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-def write_json_atomic(path: str, document: object) -> None:
-    """Write JSON so that a reader never sees half a file (written aside, then renamed)."""
-    temporary = f"{path}.tmp{os.getpid()}"
-    with open(temporary, "w", encoding="utf-8") as f:
-        json.dump(document, f, indent=1, ensure_ascii=False)
-        f.write("\n")
-    os.replace(temporary, path)
-
-
 def write_partial(
     path: str,
     kind: str,
@@ -96,7 +89,7 @@ def write_partial(
         "meta": meta,
         "results": results,
     }
-    write_json_atomic(path, document)
+    write_json(path, document)
 
 
 @dataclass(frozen=True)
