@@ -73,7 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError as exc:  # a print() whose reader went away
         return _report(output_error(exc), where)
     except UIRError as error:
-        return _report(error, where)
+        # An error in another file than the program (a roster) names that file.
+        return _report(error, getattr(error, "path", None) or where)
     except KeyboardInterrupt:
         return 130
     except (Exception, RecursionError, MemoryError) as exc:

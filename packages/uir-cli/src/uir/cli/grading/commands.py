@@ -36,6 +36,18 @@ def mutants_command(args: argparse.Namespace) -> int:
     return actions.plant_and_run(args)
 
 
+def grade_command(args: argparse.Namespace) -> int:
+    from . import grade
+
+    return grade.grade(args)
+
+
+def grade_merge_command(args: argparse.Namespace) -> int:
+    from . import grade
+
+    return grade.merge(args)
+
+
 # The largest limits taken: beyond them a number is a typo, and would overflow what the kernel
 # takes (setrlimit, timers) or what the grader keeps in memory.
 MAX_SECONDS = 86400.0
@@ -127,6 +139,30 @@ def add_limit_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
+    """Options of the commands that run student compilers as well as this installation."""
+    parser.add_argument(
+        "--no-fork-server",
+        action="store_true",
+        help="start every run of this installation as a new `python -m uir.cli.main` instead "
+        "of forking a preloaded Python (slower; the same verdicts)",
+    )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME[=VALUE]",
+        help="also give an isolated compiler this environment variable (repeatable); it gets "
+        "only PATH, HOME, LANG, LC_*, TZ, TERM and CC otherwise",
+    )
+    parser.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help="run student compilers without the bubblewrap sandbox, as this user (for "
+        "debugging a compiler that fails only when isolated; the report records it)",
+    )
+
+
 def register(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     test = commands.add_parser(
         "test",
@@ -151,28 +187,9 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
         "(spec/uir-week2-c.md section 4)",
     )
     add_run_options(test)
-    test.add_argument(
-        "--no-fork-server",
-        action="store_true",
-        help="start every run of this installation as a new `python -m uir.cli.main` instead "
-        "of forking a preloaded Python (slower; the same verdicts)",
-    )
+    add_sandbox_options(test)
     # The fast path is the default now; the old switch stays accepted so scripts keep working.
     test.add_argument("--fork-server", action="store_true", help=argparse.SUPPRESS)
-    test.add_argument(
-        "--env",
-        action="append",
-        default=[],
-        metavar="NAME[=VALUE]",
-        help="also give an isolated compiler this environment variable (repeatable); it gets "
-        "only PATH, HOME, LANG, LC_*, TZ, TERM and CC otherwise",
-    )
-    test.add_argument(
-        "--no-isolation",
-        action="store_true",
-        help="run a --compiler without the bubblewrap sandbox, as this user (for debugging a "
-        "compiler that fails only when isolated; the report records it)",
-    )
     test.add_argument("--json", metavar="FILE", help="also write the JSON report to FILE")
     test.set_defaults(handler=test_command)
 
@@ -218,3 +235,68 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
         "`uir test` shows with each failing test (the run's bugs' entries are replaced)",
     )
     planted.set_defaults(handler=mutants_command)
+    register_grade(commands, common)
+
+
+def register_grade(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    grade = commands.add_parser(
+        "grade",
+        parents=[common],
+        help="cross-grade a roster's compilers and the reference on every valid test",
+        description="Run every compiler of ROSTER, and this installation (the reference), on "
+        "every valid test under the --tests directories, in the sandbox of `uir test`, and write "
+        "OUT/grades.json, OUT/matrix.csv and OUT/index.html: each compiler's percentage passed "
+        "and each test author's bonus. Results are logged as they complete (OUT/results.jsonl): "
+        "the same command again resumes an interrupted run. Exit status: 0, or "
+        f"{NOT_PASSED} when the reference fails a valid test; 1 on a usage error; 130/143 when "
+        "interrupted. See spec/grading.md.",
+    )
+    grade.add_argument("roster", metavar="ROSTER", help="the roster (TOML, [[team]] tables)")
+    grade.add_argument(
+        "--tests",
+        nargs="+",
+        required=True,
+        metavar="DIR",
+        help="test directories or files; a test's author is its directory's name",
+    )
+    grade.add_argument("--out", required=True, metavar="DIR", help="where the reports go")
+    grade.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run only the K-th of N slices of the (compiler, test) pairs and write the partial "
+        "result OUT/partial.json, for `uir grade-merge`",
+    )
+    grade.add_argument(
+        "--executor",
+        choices=("local", "submitit"),
+        default="local",
+        help="where the runs happen: here (default), or as a job array of --shards N jobs "
+        "through submitit (Slurm where installed, else local processes), merged at the end",
+    )
+    grade.add_argument(
+        "--shards", type=_integer(1, 100_000), metavar="N", help="the shards of --executor"
+    )
+    grade.add_argument(
+        "--executor-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a submitit parameter (repeatable): timeout_min=120, slurm_partition=NAME, ...",
+    )
+    add_run_options(grade)
+    add_sandbox_options(grade)
+    grade.set_defaults(handler=grade_command)
+
+    merge = commands.add_parser(
+        "grade-merge",
+        parents=[common],
+        help="merge the partial results of `uir grade --shard K/N` into the reports",
+        description="Check that the partial results PART... are the shards 1..N of one grading "
+        "run (same roster, tests and limits; each shard once, each complete) and write "
+        "OUT/grades.json, OUT/matrix.csv and OUT/index.html as `uir grade` would.",
+    )
+    merge.add_argument("out", metavar="OUT", help="where the reports go")
+    merge.add_argument(
+        "parts", nargs="+", metavar="PART", help="partial.json files, or the --out of each shard"
+    )
+    merge.set_defaults(handler=grade_merge_command)

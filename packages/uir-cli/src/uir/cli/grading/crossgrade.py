@@ -1,0 +1,256 @@
+"""Cross-grading (`uir grade`): every compiler of a roster, and the reference, on every valid test.
+
+The work is the list of (compiler, test) pairs, compilers in roster order after the reference,
+tests in path order. Each result is appended to a JSON-lines log as it completes, so an
+interrupted run keeps what it computed and a rerun into the same directory runs only what is
+missing; the reports (matrix.py) are built from the log. A run may take one shard of the pairs
+(shards.py) and write a partial result instead, merged later with the others.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from uir.core.errors import UsageError
+
+from . import shards
+from .harness import Compiler, TestResult, read_or_bad, run_tests
+from .judge import Verdict
+from .limits import Limits
+from .roster import Team
+from .submissions import Submission
+
+REFERENCE = "reference"  # the reference compiler's name in every report; no team may take it
+LOG_FILE = "results.jsonl"
+PARTIAL_KIND = "uir-grade-partial"
+
+
+def author_of(path: str) -> str:
+    """Who wrote a test: the name of the directory that holds it (`tests/alice/t.uir`: alice)."""
+    return Path(os.path.abspath(path)).parent.name
+
+
+@dataclass(frozen=True)
+class Tests:
+    """The tests of a grading run: the valid ones, run; the malformed ones, listed only."""
+
+    valid: tuple[str, ...]
+    invalid: tuple[TestResult, ...]  # each a bad-test result saying what is wrong
+    digests: dict[str, str] = field(compare=False)  # path: sha256 of the file's bytes
+
+
+def read_tests(paths: Sequence[str]) -> Tests:
+    valid, invalid, digests = [], [], {}
+    for path in paths:
+        try:
+            digests[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        except OSError:
+            digests[path] = ""  # unreadable: read_or_bad makes it a bad test
+        test = read_or_bad(path)
+        if isinstance(test, TestResult):
+            invalid.append(test)
+        else:
+            valid.append(path)
+    return Tests(tuple(valid), tuple(invalid), digests)
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """A compiler in the matrix: the reference, or a team's prepared submission."""
+
+    name: str
+    source: str  # the team's command or repo@ref; the reference's command
+    compiler: Compiler | None  # None when the submission could not be prepared
+    commit: str | None = None
+    problem: str | None = None
+    isolation: str | None = None  # report.TRUSTED for the reference, else isolation.Mode
+
+    @classmethod
+    def of(cls, submission: Submission) -> Entrant:
+        return cls(
+            submission.name,
+            submission.team.source,
+            submission.compiler,
+            submission.commit,
+            submission.problem,
+        )
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "source": self.source,
+            "commit": self.commit,
+            "problem": self.problem,
+            "isolation": self.isolation,
+        }
+
+
+def run_fingerprint(teams: Sequence[Team], tests: Tests, limits: Limits, reference: str) -> str:
+    """What decides the results: the roster, the tests (paths and contents), the limits, and
+    how the reference runs."""
+    return shards.fingerprint(
+        {
+            "reference": reference,
+            "teams": [[t.name, t.source] for t in teams],
+            "tests": sorted(tests.digests.items()),
+            "limits": limits.as_dict(),
+        }
+    )
+
+
+def work_items(names: Sequence[str], tests: Tests) -> list[tuple[str, str]]:
+    """Every (compiler, test) pair, in the order shards are cut from."""
+    return [(name, path) for name in names for path in tests.valid]
+
+
+# ---- the log ---------------------------------------------------------------------------------
+
+
+def result_line(name: str, commit: str | None, result: TestResult) -> dict[str, Any]:
+    return {
+        "compiler": name,
+        "commit": commit,
+        "test": result.path,
+        "verdict": result.verdict.value,
+        "detail": result.detail,
+        "duration_s": round(result.duration_s, 3),
+    }
+
+
+class Log:
+    """OUT/results.jsonl: a header naming the run's fingerprint and shard, then one line per
+    result, appended and flushed as each completes."""
+
+    def __init__(self, directory: str, print_: str, shard: shards.Shard | None) -> None:
+        self.path = os.path.join(directory, LOG_FILE)
+        self.header = {"fingerprint": print_, "shard": None if shard is None else str(shard)}
+        self.lock = threading.Lock()
+        self.entries = self._read()
+        self.stream = open(self.path, "a", encoding="utf-8")  # noqa: SIM115  (closed by close)
+        if not self.entries and os.path.getsize(self.path) == 0:
+            self._write(self.header)
+
+    def _read(self) -> list[dict[str, Any]]:
+        try:
+            data = Path(self.path).read_bytes()
+        except FileNotFoundError:
+            return []
+        if not data:
+            return []
+        # A run killed mid-line leaves a torn last line: drop it, so the next append starts clean.
+        end = data.rfind(b"\n") + 1
+        if end < len(data):
+            with open(self.path, "r+b") as f:
+                f.truncate(end)
+        lines = data[:end].decode("utf-8", errors="replace").splitlines()
+        if not lines:
+            return []  # only a torn header: a fresh start
+        try:
+            header = json.loads(lines[0]) if lines else None
+        except json.JSONDecodeError:
+            header = None
+        if header != self.header:
+            raise UsageError(
+                f"{self.path} holds the results of another grading run (another roster, other "
+                "tests or limits, or another shard): give a new --out, or remove it to start over"
+            )
+        entries = []
+        for line in lines[1:]:
+            with contextlib.suppress(json.JSONDecodeError):
+                entries.append(json.loads(line))
+        return entries
+
+    def _write(self, entry: dict[str, Any]) -> None:
+        self.stream.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        self.stream.flush()
+
+    def append(self, entry: dict[str, Any]) -> None:
+        with self.lock:
+            self.entries.append(entry)
+            self._write(entry)
+
+    def close(self) -> None:
+        self.stream.close()
+
+
+def current_results(
+    entries: Sequence[dict[str, Any]], entrants: Sequence[Entrant]
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """The latest result of each pair whose compiler is still at the commit it ran at: a team
+    whose branch moved since is graded again."""
+    commits = {e.name: e.commit for e in entrants if e.compiler is not None}
+    latest = {}
+    for entry in entries:
+        name = entry.get("compiler")
+        if name in commits and entry.get("commit") == commits[name]:
+            latest[(name, entry.get("test"))] = entry
+    return latest
+
+
+def problem_results(entrant: Entrant, tests: Sequence[str]) -> list[dict[str, Any]]:
+    """A submission that could not be prepared fails every test, saying why."""
+    return [
+        {
+            "compiler": entrant.name,
+            "commit": entrant.commit,
+            "test": path,
+            "verdict": Verdict.CANNOT_START.value,
+            "detail": f"submission: {entrant.problem}",
+            "duration_s": 0.0,
+        }
+        for path in tests
+    ]
+
+
+# ---- running ---------------------------------------------------------------------------------
+
+
+def run_pairs(
+    entrants: Sequence[Entrant],
+    pairs: Sequence[tuple[str, str]],
+    limits: Limits,
+    jobs: int,
+    log: Log,
+    stop: threading.Event,
+    on_result: Callable[[TestResult], None] | None = None,
+) -> None:
+    """Run the pairs, compiler by compiler, `jobs` tests at a time, logging each result as it
+    completes; the pairs of a compiler that is not ready stay not run. Returns early, keeping
+    what finished, once `stop` is set."""
+    by_compiler: dict[str, list[str]] = {}
+    for name, test in pairs:
+        by_compiler.setdefault(name, []).append(test)
+    for entrant in entrants:
+        tests = by_compiler.get(entrant.name, [])
+        if stop.is_set():
+            return
+        if entrant.compiler is None or not tests:
+            continue
+
+        def record(result: TestResult, entrant: Entrant = entrant) -> None:
+            log.append(result_line(entrant.name, entrant.commit, result))
+            if on_result is not None:
+                on_result(result)
+
+        run_tests(tests, entrant.compiler, limits, jobs, record, stop)
+
+
+@contextlib.contextmanager
+def opened_log(directory: str, print_: str, shard: shards.Shard | None) -> Iterator[Log]:
+    try:
+        os.makedirs(directory, exist_ok=True)
+        log = Log(directory, print_, shard)
+    except OSError as e:
+        raise UsageError(f"cannot write the results to {directory}: {e.strerror or e}") from e
+    try:
+        yield log
+    finally:
+        log.close()

@@ -1,0 +1,124 @@
+"""`uir grade --executor submitit --shards N`: the N shards of a grading run as a job array of an
+existing engine, then merged into one set of reports (spec/grading.md, "Beyond one machine").
+
+submitit submits to Slurm where Slurm is installed, and otherwise runs the jobs as local
+processes (its local executor, which the tests use). Each job is `uir grade ... --shard K/N
+--out OUT/shards/K` run in the directory the command was given in, so relative paths mean the
+same to every job (on a cluster: a shared filesystem). A job that fails or is cancelled leaves
+its shard's log behind; the same command again resumes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+
+from uir.core.errors import UsageError
+
+from .actions import stop_on_signals
+from .shards import Shard
+
+SHARDS = "shards"
+LOGS = "submitit"
+POLL_S = 1.0
+
+
+def run_shard(cwd: str, argv: Sequence[str]) -> int:
+    """One job: `uir ARGV` in `cwd` (module-level, so that submitit can pickle it)."""
+    from ..main import main
+
+    os.chdir(cwd)
+    return main(list(argv))
+
+
+def shard_directory(out: str, shard: Shard) -> str:
+    return os.path.join(out, SHARDS, str(shard.index))
+
+
+def shard_argv(args: argparse.Namespace, shard: Shard) -> list[str]:
+    """The `uir grade` command line of one shard: this one's, the executor left out."""
+    argv = ["grade", args.roster, "--tests", *args.tests]
+    argv += ["--out", shard_directory(args.out, shard), "--shard", str(shard)]
+    argv += ["--jobs", str(args.jobs), "--timeout", repr(args.timeout)]
+    if args.cpu_limit is not None:
+        argv += ["--cpu-limit", str(args.cpu_limit)]
+    argv += ["--memory-limit", str(args.memory_limit), "--process-limit", str(args.process_limit)]
+    argv += ["--output-limit", str(args.output_limit)]
+    for item in args.env:
+        argv.append(f"--env={item}")
+    argv += ["--no-isolation"] * args.no_isolation + ["--no-fork-server"] * args.no_fork_server
+    return argv
+
+
+def _parameters(options: Sequence[str]) -> dict[str, object]:
+    """`--executor-option KEY=VALUE` as submitit's parameters, numbers as numbers."""
+    parameters: dict[str, object] = {}
+    for option in options:
+        key, equals, text = option.partition("=")
+        if not equals or not key:
+            raise UsageError(f"--executor-option takes KEY=VALUE, got {option!r}")
+        value: object = text
+        for kind in (int, float):
+            try:
+                value = kind(text)
+                break
+            except ValueError:
+                continue
+        parameters[key] = value
+    return parameters
+
+
+def run_sharded(args: argparse.Namespace) -> int:
+    """Run the shards on submitit, wait for them, and merge their partial results."""
+    from . import grade
+
+    if args.shards is None:
+        raise UsageError(f"--executor {args.executor} needs --shards N")
+    try:
+        import submitit
+    except ImportError:
+        raise UsageError(
+            "--executor submitit needs the submitit package (install uir-cli[cluster])"
+        ) from None
+    executor = submitit.AutoExecutor(folder=os.path.join(args.out, LOGS))
+    try:
+        executor.update_parameters(
+            name="uir-grade", cpus_per_task=args.jobs, **_parameters(args.executor_option)
+        )
+    except (TypeError, ValueError, NameError) as e:
+        raise UsageError(f"--executor-option: {e}") from None
+    parts = [Shard(k, args.shards) for k in range(1, args.shards + 1)]
+    cwd = os.getcwd()
+    jobs = executor.map_array(run_shard, [cwd] * len(parts), [shard_argv(args, s) for s in parts])
+    print(
+        f"uir grade: {len(jobs)} shards submitted to {executor.cluster} "
+        f"(logs in {os.path.join(args.out, LOGS)})",
+        file=sys.stderr,
+    )
+    with stop_on_signals() as (stop, received):
+        while not stop.is_set() and not all(job.done() for job in jobs):
+            time.sleep(POLL_S)
+        if received:
+            for job in jobs:
+                job.cancel(check=False)
+            print("uir grade: interrupted: shards cancelled; run again to resume", file=sys.stderr)
+            return 128 + received[0]
+    failed = []
+    for shard, job in zip(parts, jobs, strict=True):
+        try:
+            status = job.result()
+        except Exception as e:  # the job's own failure, as submitit reports it
+            last = str(e).strip().splitlines()[-1:] or [""]
+            status = f"{type(e).__name__}: {last[0]}"
+        if status != 0:
+            failed.append(f"shard {shard}: {status}")
+    if failed:
+        raise UsageError(
+            "; ".join(failed) + f" (exit status or error; logs in {os.path.join(args.out, LOGS)}); "
+            "the same command again resumes the shards"
+        )
+    document = grade.merged_document([shard_directory(args.out, s) for s in parts])
+    return grade.publish(args.out, document, [])

@@ -1,0 +1,265 @@
+"""What `uir grade` and `uir grade-merge` do once their arguments are parsed (spec/grading.md,
+"Cross-grading"): prepare the roster's submissions, run the (compiler, test) pairs of this run or
+shard, and write the reports, or the shard's partial result."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import os
+import shlex
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from uir.core.errors import UsageError
+
+from ..output import write_output
+from . import crossgrade, matrix, report, shards
+from .actions import NOT_PASSED, WEAKER, _collect, limits_from, stop_on_signals
+from .crossgrade import REFERENCE, Entrant, Tests
+from .forkserver import ForkServer
+from .harness import Compiler, reference_compiler, reference_run_args
+from .isolation import NO_ISOLATION, Mode, compiler_environment, isolate
+from .limits import Limits
+from .roster import Team, load_roster
+from .sandbox import ExecLauncher
+from .submissions import build_isolation, prepare
+
+CHECKOUTS = "checkouts"  # under --out: the teams' repositories, cloned and built
+
+
+class RosterError(UsageError):
+    """An error of the roster file, reported against it (ROSTER:LINE: error: ...)."""
+
+    def __init__(self, error: UsageError, path: str) -> None:
+        super().__init__(error.message, error.line)
+        self.path = path
+
+
+def _teams(path: str) -> list[Team]:
+    try:
+        teams = load_roster(path)
+    except UsageError as e:
+        raise RosterError(e, path) from None
+    for team in teams:
+        if team.name == REFERENCE:
+            message = f"the team name {REFERENCE!r} is the reference compiler's in every report"
+            raise RosterError(UsageError(message, team.line), path)
+    return teams
+
+
+def _shard(text: str | None) -> shards.Shard | None:
+    try:
+        return None if text is None else shards.Shard.parse(text)
+    except shards.ShardError as e:
+        raise UsageError(f"--shard: {e}") from None
+
+
+def _isolated(
+    entrant: Entrant, args: argparse.Namespace, tests: Tests, others: Sequence[str]
+) -> Entrant:
+    """A team's compiler in the sandbox: the tests, the results, and the other teams'
+    checkouts hidden from it."""
+    assert entrant.compiler is not None
+    kept = [os.path.join(args.out, n) for n in os.listdir(args.out) if n != CHECKOUTS]
+    grader = [*args.tests, *(os.path.dirname(t) or "." for t in tests.valid), *kept, *others, "."]
+    isolation = NO_ISOLATION if args.no_isolation else isolate(grader, entrant.compiler.argv)
+    env = compiler_environment(os.environ, args.env) if isolation.bwrap else None
+    compiler = dataclasses.replace(entrant.compiler, env=env, launcher=ExecLauncher(isolation))
+    return dataclasses.replace(entrant, compiler=compiler, isolation=isolation.mode)
+
+
+def _entrants(
+    args: argparse.Namespace,
+    teams: Sequence[Team],
+    tests: Tests,
+    stack: contextlib.ExitStack,
+    stop: threading.Event,
+) -> list[Entrant]:
+    """The reference and every team, prepared (cloned, built) and put in the sandbox. A team
+    not reached before `stop` has no compiler and no problem: its tests stay not run."""
+    reference = reference_compiler(args.backend, args.plugin_modules)
+    if not args.no_fork_server:  # our own code: limits, no namespaces (section 3)
+        server = stack.enter_context(ForkServer(pythonpath=os.environ.get("PYTHONPATH", "")))
+        reference = Compiler(("uir",), reference.run_args, None, server)
+    source = shlex.join(["uir", *reference.run_args])
+    entrants = [Entrant(REFERENCE, source, reference, isolation=report.TRUSTED)]
+    workdir = os.path.join(args.out, CHECKOUTS)
+    isolated = not args.no_isolation
+    for team in teams:
+        entrant = Entrant(team.name, team.source, None)
+        if not stop.is_set():
+            others = [os.path.join(workdir, t.name) for t in teams if t is not team]
+            kept = [os.path.join(args.out, n) for n in os.listdir(args.out) if n != CHECKOUTS]
+            sandbox = build_isolation(workdir, [*args.tests, *kept, *others], isolated)
+            prepared = Entrant.of(prepare(team, workdir, sandbox))
+            # A Ctrl-C reaches a running git or build too: its failure is no verdict.
+            entrant = entrant if stop.is_set() else prepared
+        if entrant.problem is not None:
+            print(f"uir grade: {team.name}: {entrant.problem}", file=sys.stderr)
+        entrants.append(entrant)
+    directories = {t.name: os.path.join(workdir, t.name) for t in teams if t.repo is not None}
+    for i, entrant in enumerate(entrants):
+        if entrant.compiler is not None and entrant.name != REFERENCE:
+            others = [d for name, d in directories.items() if name != entrant.name]
+            entrants[i] = _isolated(entrant, args, tests, others)
+    for mode in sorted({e.isolation for e in entrants} - {Mode.FULL, report.TRUSTED, None}):
+        print(f"uir grade: WARNING: {WEAKER[mode]}", file=sys.stderr)
+    return entrants
+
+
+def _meta(args: argparse.Namespace, limits: Limits, print_: str) -> dict[str, Any]:
+    return {
+        "roster": args.roster,
+        "test_dirs": list(args.tests),
+        "fingerprint": print_,
+        "limits": limits.as_dict(),
+    }
+
+
+def grade(args: argparse.Namespace) -> int:
+    teams = _teams(args.roster)
+    tests = crossgrade.read_tests(_collect(args.tests))
+    limits = limits_from(args)
+    shard = _shard(args.shard)
+    if args.executor == "local" and (args.shards is not None or args.executor_option):
+        raise UsageError("--shards and --executor-option go with --executor submitit")
+    if args.executor != "local":
+        if shard is not None:
+            raise UsageError("--shard runs one shard here; it takes no --executor")
+        from .executors import run_sharded
+
+        return run_sharded(args)
+    # How the reference runs, not where this Python lives: shards run on other machines too.
+    reference = shlex.join(reference_run_args(args.backend, args.plugin_modules))
+    print_ = crossgrade.run_fingerprint(teams, tests, limits, reference)
+    with contextlib.ExitStack() as stack:
+        log = stack.enter_context(crossgrade.opened_log(args.out, print_, shard))
+        stop, received = stack.enter_context(stop_on_signals())
+        entrants = _entrants(args, teams, tests, stack, stop)
+        pairs = shards.select(crossgrade.work_items([e.name for e in entrants], tests), shard)
+        done = set(crossgrade.current_results(log.entries, entrants)) & set(pairs)
+        if done:
+            print(f"uir grade: resuming: {len(done)} results kept", file=sys.stderr)
+        ready = {e.name for e in entrants if e.compiler is not None}
+        todo = [pair for pair in pairs if pair not in done and pair[0] in ready]
+        progress = report.Progress(sys.stderr, len(todo))
+        stack.callback(progress.finish)
+        crossgrade.run_pairs(entrants, todo, limits, args.jobs, log, stop, progress.update)
+        entries = log.entries
+    interrupted = signal.Signals(received[0]).name if received else None
+    results = _pair_results(entrants, tests, pairs, entries)
+    meta = _meta(args, limits, print_) | {"interrupted": interrupted}
+    invalid = [{"path": r.path, "detail": r.detail} for r in tests.invalid]
+    if shard is not None:
+        meta["compilers"] = [e.describe() for e in entrants]
+        meta["tests"], meta["invalid_tests"] = list(tests.valid), invalid
+        complete = len(results) == len(pairs)
+        path = os.path.join(args.out, shards.PARTIAL_FILE)
+        shards.write_partial(
+            path, crossgrade.PARTIAL_KIND, print_, shard, list(results.values()), complete, meta
+        )
+        write_output(f"shard {shard}: {len(results)} of {len(pairs)} results in {path}\n")
+        return 128 + received[0] if received else 0
+    document = matrix.grades([e.describe() for e in entrants], tests.valid, invalid, results, meta)
+    return publish(args.out, document, received)
+
+
+def _pair_results(
+    entrants: Sequence[Entrant],
+    tests: Tests,
+    pairs: Sequence[tuple[str, str]],
+    entries: Sequence[dict[str, Any]],
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """The result of each pair that has one: logged, or the problem of its submission."""
+    logged = crossgrade.current_results(entries, entrants)
+    wanted = set(pairs)
+    results = {pair: entry for pair, entry in logged.items() if pair in wanted}
+    for entrant in entrants:
+        if entrant.problem is not None:
+            for entry in crossgrade.problem_results(entrant, tests.valid):
+                pair = (entrant.name, entry["test"])
+                if pair in wanted:
+                    results[pair] = entry
+    order = {pair: i for i, pair in enumerate(pairs)}
+    return dict(sorted(results.items(), key=lambda item: order[item[0]]))
+
+
+def publish(out: str, document: dict[str, Any], received: Sequence[int]) -> int:
+    """Write the reports and a summary; the exit status of the run."""
+    try:
+        matrix.write_reports(out, document)
+    except OSError as e:
+        raise UsageError(f"cannot write the reports to {out}: {e.strerror or e}") from e
+    lines = ["grades (percent of valid tests passed):"]
+    for row in sorted(document["compilers"], key=lambda r: (-r["percent"], r["name"])):
+        problem = f"  [{row['problem']}]" if row["problem"] else ""
+        lines.append(
+            f"  {row['name']:<20} {row['percent']:6.2f}%  {row['passed']}/{row['tests']}{problem}"
+        )
+    lines.append("bonus (failures of other compilers on each author's valid tests):")
+    lines += [f"  {a['author']:<20} {a['bonus']}" for a in document["authors"]]
+    if document["invalid_tests"]:
+        lines.append(f"{len(document['invalid_tests'])} invalid tests, not run:")
+        lines += [f"  {t['path']}: {t['detail']}" for t in document["invalid_tests"]]
+    failures = document["reference_failures"]
+    if failures:
+        lines.append(
+            f"WARNING: the reference fails {len(failures)} valid tests: a reference bug or a "
+            "wrong test; check them before publishing the bonus:"
+        )
+        lines += [f"  {f['test']}: {f['verdict']}: {f['detail']}" for f in failures]
+    if not document["complete"]:
+        lines.append("incomplete: run the same command again to finish the missing pairs")
+    lines.append(f"reports: {', '.join(os.path.join(out, f) for f in matrix.FILES)}")
+    write_output("\n".join(lines) + "\n")
+    if received:
+        return 128 + received[0]
+    return NOT_PASSED if failures else 0
+
+
+def merge(args: argparse.Namespace) -> int:
+    """`uir grade-merge OUT PART...`: the reports of the whole run from its shards."""
+    document = merged_document(args.parts)
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot write the reports to {args.out}: {e.strerror or e}") from e
+    return publish(args.out, document, [])
+
+
+def merged_document(parts: Sequence[str]) -> dict[str, Any]:
+    try:
+        partials = shards.read_partials(parts, crossgrade.PARTIAL_KIND)
+    except shards.ShardError as e:
+        raise UsageError(str(e)) from None
+    try:
+        return _merged(partials)
+    except (KeyError, TypeError, ValueError) as e:
+        raise UsageError(f"malformed partial result ({type(e).__name__}: {e})") from None
+
+
+def _merged(partials: Sequence[shards.Partial]) -> dict[str, Any]:
+    first = partials[0].meta
+    graded = ("name", "source", "commit", "problem")
+    for partial in partials[1:]:
+        if [[c[k] for k in graded] for c in partial.meta["compilers"]] != [
+            [c[k] for k in graded] for c in first["compilers"]
+        ]:
+            raise UsageError(
+                f"{partial.path} and {partials[0].path} graded different submissions (a commit "
+                "moved, or a build failed in one): run those shards again"
+            )
+    compilers = [dict(c) for c in first["compilers"]]
+    for i, compiler in enumerate(compilers):  # machines may isolate differently: say so
+        modes = dict.fromkeys(str(p.meta["compilers"][i]["isolation"]) for p in partials)
+        if len(modes) > 1:
+            compiler["isolation"] = " / ".join(modes)
+    results = {(r["compiler"], r["test"]): r for p in partials for r in p.results}
+    meta = {k: first[k] for k in ("roster", "test_dirs", "fingerprint", "limits")}
+    meta["interrupted"] = None  # every shard finished
+    return matrix.grades(compilers, first["tests"], first["invalid_tests"], results, meta)

@@ -1,0 +1,301 @@
+"""`uir grade` end to end: the example course (examples/course) graded as worked out by hand, its
+page read back from a headless browser, shards merged into the same reports, on submitit too, an
+interrupted run resumed without recomputing, and bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from uir.testing import browser
+
+COURSE = Path(__file__).resolve().parents[3] / "examples" / "course"
+TEAM_TESTS = ["tests/buggy", "tests/correct", "tests/staff"]
+ADD_5 = "# expect: 5\n%a = CONST i32 2\n%b = CONST i32 3\n%c = ADD i32 %a %b\n%out = SINK void %c\n"
+
+
+def _uir(cwd: Path, *args: str, check: int | None = 0) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "uir.cli.main", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if check is not None:
+        assert done.returncode == check, done.stdout + done.stderr
+    return done
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def _grades(out: Path) -> dict:
+    return json.loads((out / "grades.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example course copied, its two team repositories made, and graded once."""
+    directory = tmp_path_factory.mktemp("course") / "course"
+    shutil.copytree(COURSE, directory, ignore=shutil.ignore_patterns("repos", "out"))
+    subprocess.run([sys.executable, "make_repos.py"], cwd=directory, check=True)
+    _uir(directory, "grade", "roster.toml", "--tests", *TEAM_TESTS, "--out", "out", "-j", "2")
+    return directory
+
+
+def test_the_course_is_graded_as_worked_out_by_hand(course: Path) -> None:
+    document = _grades(course / "out")
+    rows = {row["name"]: row for row in document["compilers"]}
+    # Five valid tests (exit_typo.uir is malformed, NOTES.txt is no test); the buggy team's
+    # compiler swaps MAX for MIN, so it fails the two MAX tests and passes the other three.
+    assert {name: (r["passed"], r["percent"]) for name, r in rows.items()} == {
+        "reference": (5, 100.0),
+        "correct": (5, 100.0),
+        "buggy": (3, 60.0),
+    }
+    assert [(f["test"], f["verdict"]) for f in rows["buggy"]["failures"]] == [
+        ("tests/buggy/max_negative.uir", "fail"),
+        ("tests/correct/max_positive.uir", "fail"),
+    ]
+    # correct's MAX test is failed by buggy: 1 point; buggy's own MAX test failed by buggy
+    # itself: nothing; the staff's test is passed by all.
+    bonus = {a["author"]: a["bonus"] for a in document["authors"]}
+    assert bonus == {"correct": 1, "buggy": 0, "staff": 0}
+    assert rows["correct"]["commit"] == _git(course / "repos" / "correct", "rev-parse", "main")
+    assert rows["buggy"]["commit"] == _git(course / "repos" / "buggy", "rev-parse", "week1")
+    assert [t["path"] for t in document["invalid_tests"]] == ["tests/staff/exit_typo.uir"]
+    assert document["reference_failures"] == [] and document["complete"] is True
+    csv_rows = (course / "out" / "matrix.csv").read_text().splitlines()
+    assert csv_rows[0] == "test,author,reference,correct,buggy"
+    assert csv_rows[-1] == "percent,,100.00,100.00,60.00"
+
+
+def test_a_rerun_resumes_from_the_log(course: Path) -> None:
+    log = course / "out" / "results.jsonl"
+    before = log.read_text()
+    done = _uir(course, "grade", "roster.toml", "--tests", *TEAM_TESTS, "--out", "out")
+    assert "resuming: 15 results kept" in done.stderr
+    assert log.read_text() == before  # nothing ran again
+    assert _grades(course / "out")["compilers"][2]["percent"] == 60.0
+
+
+class _Tables(HTMLParser):
+    """The text of each cell of each table with an id, by table id."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, list[list[str]]] = {}
+        self.table: str | None = None
+        self.cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self.table = dict(attrs).get("id")
+            if self.table:
+                self.tables[self.table] = []
+        elif tag == "tr" and self.table:
+            self.tables[self.table].append([])
+        elif tag in ("td", "th") and self.table:
+            self.cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self.table and self.cell is not None:
+            self.tables[self.table][-1].append("".join(self.cell))
+            self.cell = None
+        elif tag == "table":
+            self.table = None
+
+    def handle_data(self, data: str) -> None:
+        if self.cell is not None:
+            self.cell.append(data)
+
+
+def test_the_page_shows_the_grades_in_a_browser(course: Path, tmp_path: Path) -> None:
+    chromium = browser.find_chromium()
+    if chromium is None:
+        pytest.skip("no Chromium installed (.ci/run installs Debian's chromium)")
+    page = course / "out" / "index.html"
+    parser = _Tables()
+    parser.feed(browser.dump_dom(chromium, page))
+    tables = parser.tables
+    grades = {row[0]: row[1:4] for row in tables["grades"][1:]}
+    assert grades == {
+        "correct": ["100.00", "5", "5"],
+        "reference": ["100.00", "5", "5"],
+        "buggy": ["60.00", "3", "5"],
+    }
+    assert [row[0] for row in tables["grades"][1:]][-1] == "buggy"  # best first
+    assert {row[0]: row[3] for row in tables["bonus"][1:]} == {
+        "correct": "1",
+        "buggy": "0",
+        "staff": "0",
+    }
+    matrix = {row[0]: row[1:] for row in tables["matrix"]}
+    assert matrix["compiler"] == ["tests/buggy (2)", "tests/correct (2)", "tests/staff (1)"]
+    assert matrix["buggy"] == ["1/2", "1/2", "1/1"]
+    assert matrix["correct"] == ["2/2", "2/2", "1/1"]
+    # A directory opened (as a click on its header does): one column per test, a mark each.
+    parser = _Tables()
+    parser.feed(browser.dump_dom(chromium, page, "#dir=tests/correct"))
+    detail = {row[0]: row[1:] for row in parser.tables["detail"]}
+    assert detail["tests/correct"] == ["add_small.uir", "max_positive.uir"]
+    assert detail["buggy"] == [".", "F"] and detail["reference"] == [".", "."]
+    png = tmp_path / "grades.png"
+    browser.screenshot(chromium, page, png)
+    data = png.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 5000
+
+
+def _same_grades(a: dict, b: dict) -> None:
+    keys = ("name", "commit", "problem", "passed", "percent", "marks", "failures")
+    assert [{k: r[k] for k in keys} for r in a["compilers"]] == [
+        {k: r[k] for k in keys} for r in b["compilers"]
+    ]
+    for key in ("tests", "invalid_tests", "authors", "reference_failures", "fingerprint"):
+        assert a[key] == b[key], key
+
+
+def test_shards_merge_into_the_reports_of_one_run(course: Path) -> None:
+    grade = ["grade", "roster.toml", "--tests", *TEAM_TESTS, "-j", "2"]
+    _uir(course, *grade, "--shard", "1/2", "--out", "s1")
+    alone = _uir(course, "grade-merge", "merged", "s1", check=1)
+    assert "missing shards (of 2): 2" in alone.stderr
+    _uir(course, *grade, "--shard", "2/2", "--out", "s2")
+    twice = _uir(course, "grade-merge", "merged", "s1", "s2", "s2/partial.json", check=1)
+    assert "shard 2/2 is given twice" in twice.stderr
+    moved = json.loads((course / "s2" / "partial.json").read_text())
+    moved["meta"]["compilers"][1]["commit"] = "0" * 40  # the branch moved between the shards
+    (course / "moved").mkdir()
+    (course / "moved" / "partial.json").write_text(json.dumps(moved))
+    mixed = _uir(course, "grade-merge", "merged", "s1", "moved", check=1)
+    assert "graded different submissions" in mixed.stderr
+    moved = json.loads((course / "s2" / "partial.json").read_text())
+    del moved["meta"]["compilers"]
+    (course / "moved" / "partial.json").write_text(json.dumps(moved))
+    broken = _uir(course, "grade-merge", "merged", "s1", "moved", check=1)
+    assert "malformed partial result" in broken.stderr and "Traceback" not in broken.stderr
+    _uir(course, "grade-merge", "merged", "s2", "s1")
+    _same_grades(_grades(course / "merged"), _grades(course / "out"))
+    assert (course / "merged" / "index.html").stat().st_size > 0
+
+
+def test_submitit_runs_the_shards_as_a_job_array(course: Path) -> None:
+    pytest.importorskip("submitit")
+    _uir(
+        course,
+        *["grade", "roster.toml", "--tests", *TEAM_TESTS, "--out", "cluster", "-j", "1"],
+        *["--executor", "submitit", "--shards", "2", "--executor-option", "timeout_min=20"],
+    )
+    assert sorted(p.name for p in (course / "cluster" / "shards").iterdir()) == ["1", "2"]
+    _same_grades(_grades(course / "cluster"), _grades(course / "out"))
+
+
+def _local_course(tmp_path: Path, teams: str, tests: dict[str, str]) -> Path:
+    (tmp_path / "tests" / "staff").mkdir(parents=True)
+    for name, text in tests.items():
+        (tmp_path / "tests" / "staff" / name).write_text(text)
+    (tmp_path / "roster.toml").write_text(teams)
+    (tmp_path / "slow.py").write_text("import time\ntime.sleep(0.4)\nprint(5)\n")
+    return tmp_path
+
+
+def test_an_interrupted_run_keeps_its_results_and_resumes(tmp_path: Path) -> None:
+    tests = {f"add_{i}.uir": ADD_5 for i in range(6)}
+    course = _local_course(
+        tmp_path, '[[team]]\nname = "slow"\ncommand = "python3 slow.py"\n', tests
+    )
+    argv = ["grade", "roster.toml", "--tests", "tests/staff", "--out", "out", "-j", "1"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "uir.cli.main", *argv],
+        cwd=course,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    log = course / "out" / "results.jsonl"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:  # until the slow team has a result of its own
+        if log.exists() and '"compiler": "slow"' in log.read_text():
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 128 + signal.SIGTERM, stderr
+    kept = log.read_text().splitlines()[1:]
+    assert 7 <= len(kept) < 12  # the reference's six, and some of the slow team's
+    assert _grades(course / "out")["complete"] is False
+    done = _uir(course, *argv)
+    assert f"resuming: {len(kept)} results kept" in done.stderr
+    lines = [json.loads(line) for line in log.read_text().splitlines()[1:]]
+    assert len(lines) == 12 == len({(e["compiler"], e["test"]) for e in lines})  # none twice
+    document = _grades(course / "out")
+    assert document["complete"] is True
+    assert [r["percent"] for r in document["compilers"]] == [100.0, 100.0]
+
+
+def test_teams_that_cannot_run_get_verdicts_and_junk_is_not_run(tmp_path: Path) -> None:
+    roster = (
+        '[[team]]\nname = "gone"\nrepo = "repos/nothing"\nref = "main"\n\n'
+        '[[team]]\nname = "missing"\ncommand = "./no-such-compiler"\n\n'
+        '[[team]]\nname = "ok"\ncommand = "python3 slow.py"\n'
+    )
+    tests = {"add.uir": ADD_5, "exit_nine.uir": "# expect-exit: 9\n%a = CONST i32 1\n"}
+    course = _local_course(tmp_path, roster, tests)
+    (course / "tests" / "staff" / "README.md").write_text("not a test\n")
+    (course / "tests" / "staff" / "data.bin").write_bytes(b"\xff\x00junk")
+    done = _uir(course, "grade", "roster.toml", "--tests", "tests/staff", "--out", "out")
+    assert "gone: git clone failed" in done.stderr
+    document = _grades(course / "out")
+    rows = {row["name"]: row for row in document["compilers"]}
+    assert rows["gone"]["problem"].startswith("git clone failed")
+    assert [(f["verdict"], f["detail"][:11]) for f in rows["gone"]["failures"]] == [
+        ("cannot-start", "submission:")
+    ]
+    assert rows["missing"]["problem"] is None
+    assert [f["verdict"] for f in rows["missing"]["failures"]] == ["cannot-start"]
+    assert {n: r["percent"] for n, r in rows.items()} == {
+        "reference": 100.0,
+        "gone": 0.0,
+        "missing": 0.0,
+        "ok": 100.0,
+    }
+    assert [t["path"] for t in document["invalid_tests"]] == ["tests/staff/exit_nine.uir"]
+    assert [t["path"] for t in document["tests"]] == ["tests/staff/add.uir"]
+
+
+@pytest.mark.parametrize(
+    ("roster", "message"),
+    [
+        ('[[team]]\nname = "x"\n', "roster.toml:1: error: team 'x' needs exactly one of"),
+        ('[[team]]\nname = "reference"\ncommand = "x"\n', "roster.toml:1: error: the team name"),
+        ("[[team]\n", "roster.toml:1: error: not valid TOML"),
+    ],
+)
+def test_a_malformed_roster_is_a_usage_error_at_its_line(
+    tmp_path: Path, roster: str, message: str
+) -> None:
+    course = _local_course(tmp_path, roster, {"add.uir": ADD_5})
+    done = _uir(course, "grade", "roster.toml", "--tests", "tests", "--out", "o", check=1)
+    assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_out_directory_of_another_run_is_refused(tmp_path: Path) -> None:
+    course = _local_course(tmp_path, '[[team]]\nname = "ok"\ncommand = "python3 slow.py"\n', {})
+    (course / "tests" / "staff" / "add.uir").write_text(ADD_5)
+    _uir(course, "grade", "roster.toml", "--tests", "tests", "--out", "out", "--timeout", "5")
+    before = (course / "out" / "results.jsonl").read_text()
+    done = _uir(course, "grade", "roster.toml", "--tests", "tests", "--out", "out", check=1)
+    assert "holds the results of another grading run" in done.stderr
+    assert (course / "out" / "results.jsonl").read_text() == before
