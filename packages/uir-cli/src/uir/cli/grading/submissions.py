@@ -181,7 +181,7 @@ def prepare(
     """The team's compiler, ready to run; for a team from git, checked out and built under
     `workdir`, in `isolation` (by default `build_isolation(workdir)`) under `limits`. Never
     raises for the team's sake: a problem becomes the Submission's verdict."""
-    commit = None
+    commit, workdir = None, os.path.abspath(workdir)  # bwrap binds absolute paths only
     try:
         if team.command is not None:
             return Submission(team, student_compiler(team.command, team.base), None)
