@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from uir.core.calls import inline_calls
 from uir.core.dtypes import I32, VOID, DType, Type
 from uir.core.engine import Origins, graph_rewrite
 from uir.core.errors import BackendError
@@ -279,6 +280,8 @@ rangeify_rules = Rules(
 
 
 def rangeify(sink: UOp, origins: Origins | None = None) -> UOp:
-    """The program under `sink` (CALLs inlined) with every shaped value lowered to loops; the very
-    same object when it has none. `origins` records what each new UOp stands for."""
-    return graph_rewrite(sink, rangeify_rules, Context.of(sink), bottom_up=False, origins=origins)
+    """The program under `sink` with its CALLs inlined (a body's shaped values are its caller's)
+    and every shaped value lowered to loops; the very same object when it has neither. `origins`
+    records what each new UOp stands for."""
+    flat = inline_calls(sink, origins)
+    return graph_rewrite(flat, rangeify_rules, Context.of(flat), bottom_up=False, origins=origins)
