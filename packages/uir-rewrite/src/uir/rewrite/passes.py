@@ -37,8 +37,11 @@ def simplify(sink: UOp) -> UOp:
 
 
 def rangeify(sink: UOp) -> UOp:
-    """Every shaped value lowered to loops over its elements (spec/rangeify.md)."""
-    return in_loops(rangeify_graph, sink)
+    """Every shaped value lowered to loops over its elements (spec/rangeify.md); CALLs are
+    inlined first, since a body's shaped values are its caller's."""
+    return in_loops(
+        lambda root, origins: rangeify_graph(inline_calls(root, origins), origins), sink
+    )
 
 
 PASSES = (

@@ -29,7 +29,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from uir.core.calls import inline_calls
 from uir.core.dtypes import I32, VOID, DType, Type
 from uir.core.engine import Origins, graph_rewrite
 from uir.core.errors import BackendError
@@ -228,6 +227,8 @@ def _element_of(ix: UOp, ctx: Context) -> UOp | None:
         return UOp(Op.INDEX, ix.type, (flat, _flat(index, shape)))
     if op is Op.STACK and len(shape) == 1:
         return None  # week 1's INDEX of a small vector
+    if op is Op.CALL:
+        raise BackendError("rangeify needs the program's CALLs inlined first")
     raise BackendError(f"rangeify cannot lower an element of {op} {value.type}")
 
 
@@ -279,9 +280,8 @@ rangeify_rules = Rules(
 )
 
 
-def rangeify(sink: UOp, origins: Origins | None = None) -> UOp:
-    """The program under `sink` with its CALLs inlined (a body's shaped values are its caller's)
-    and every shaped value lowered to loops; the very same object when it has neither. `origins`
-    records what each new UOp stands for."""
-    flat = inline_calls(sink, origins)
+def rangeify(flat: UOp, origins: Origins | None = None) -> UOp:
+    """The program under `flat`, its CALLs inlined (uir.core.calls.inline_calls), with every
+    shaped value lowered to loops; the very same object when it has none. `origins` records what
+    each new UOp stands for."""
     return graph_rewrite(flat, rangeify_rules, Context.of(flat), bottom_up=False, origins=origins)
