@@ -295,7 +295,8 @@ def test_an_unlowered_call_is_an_internal_error():
 # --- every week 1-3 program, and random ones ---------------------------------------------------
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(programs(week=3))
 def test_random_programs_print_the_same_after_rangeify(sink):
+    # week 1's vector arithmetic among them; test_differential.py runs rangeify in the pipeline
     assert same_outputs(evaluate(lowered(sink)), evaluate(sink)), print_program(sink)
