@@ -29,27 +29,9 @@ from uir.core.parse import parse
 from uir.core.stats import program_stats
 from uir.core.uop import UOp
 from uir.rewrite.passes import rangeify
+from uir.testing.shaped import A_TIMES_B_PLUS_C, SUM
 
 REPEATS = 5
-
-FMA_LIKE = """
-%a = BUFFER f32[{n}] 0
-%b = BUFFER f32[{n}] 1
-%c = BUFFER f32[{n}] 2
-%la = LOAD f32[{n}] %a
-%lb = LOAD f32[{n}] %b
-%lc = LOAD f32[{n}] %c
-%m = MUL f32[{n}] %la %lb
-%s = ADD f32[{n}] %m %lc
-%out = SINK void %s
-"""
-
-SUM = """
-%a = BUFFER f32[{n}] 0
-%la = LOAD f32[{n}] %a
-%s = REDUCE f32 %la (ADD, (0))
-%out = SINK void %s
-"""
 
 
 def best(call: Callable[[], object]) -> float:
@@ -91,7 +73,7 @@ def main() -> None:
     a, b, c = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
     print(f"N = {n} f32 ({n * 4 / 2**20:.0f} MiB per array), best of {REPEATS}")
 
-    fused = parse(FMA_LIKE.format(n=n)).sink
+    fused = parse(A_TIMES_B_PLUS_C.format(n=n)).sink
     out = np.empty(n, dtype=np.float32)
     compare("a*b + c", fused, [a, b, c], out, lambda a, b, c: a * b + c)
     assert out.tobytes() == (a * b + c).tobytes()  # one rounding per op on both sides

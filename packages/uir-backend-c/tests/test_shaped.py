@@ -21,6 +21,7 @@ from uir.core.ops import Op
 from uir.core.parse import parse
 from uir.core.uop import UOp
 from uir.rewrite.passes import rangeify
+from uir.testing.shaped import A_TIMES_B_PLUS_C
 
 LIMIT = 20_000  # bytes of C for any program, whatever its shapes (uir.md 8; test_suites.py)
 MILLION = 1_000_000
@@ -62,17 +63,7 @@ def test_three_adds_of_a_loaded_million_run_as_one_loop():
 
 
 WEEK4 = {
-    "a_times_b_plus_c": """
-        %a = BUFFER f32[{n}] 0
-        %b = BUFFER f32[{n}] 1
-        %c = BUFFER f32[{n}] 2
-        %la = LOAD f32[{n}] %a
-        %lb = LOAD f32[{n}] %b
-        %lc = LOAD f32[{n}] %c
-        %m = MUL f32[{n}] %la %lb
-        %s = ADD f32[{n}] %m %lc
-        %out = SINK void %s
-    """,
+    "a_times_b_plus_c": A_TIMES_B_PLUS_C,
     "sum_and_mean_centred": """
         %a = BUFFER f32[{n}] 0
         %la = LOAD f32[{n}] %a
