@@ -175,11 +175,11 @@ def _identity_const(op: Op, scalar: Type) -> UOp:
     return UOp(Op.CONST, scalar, (), _identity(op, scalar.dtype))
 
 
-def materialized(value: UOp, ctx: Context) -> UOp:
+def _materialized(value: UOp, ctx: Context) -> UOp:
     """The version of a new LOCAL holding the STAGE, REDUCE or whole-buffer LOAD `value` once
     computed: each is computed once, however many elements of it are read."""
     if value.op is Op.STAGE and value.src[0].op in (Op.STAGE, Op.REDUCE):
-        return materialized(value.src[0], ctx)  # already materialized: no second copy
+        return _materialized(value.src[0], ctx)  # already materialized: no second copy
     found = ctx.materialized.get(value)
     if found is None:
         local = UOp(Op.LOCAL, _buffer_type(value), (), ctx.next_local)
@@ -212,11 +212,11 @@ def _element_of(ix: UOp, ctx: Context) -> UOp | None:
     if op in INDEX_MAPS:
         return element(value.src[0], INDEX_MAPS[op](value, index))
     if op in (Op.STAGE, Op.REDUCE):
-        return _load(materialized(value, ctx), index, shape, value.dtype)
+        return _load(_materialized(value, ctx), index, shape, value.dtype)
     if op is Op.LOAD:
         memory = value.src[0]
         if version_of(memory) in ctx.written:
-            memory = materialized(value, ctx)  # a snapshot, taken before the overwrite
+            memory = _materialized(value, ctx)  # a snapshot, taken before the overwrite
         return _load(memory, index, shape, value.dtype)
     if op is Op.CONST:
         if value.arg.is_fill:
@@ -267,7 +267,7 @@ rangeify_rules = Rules(
         # A scalar REDUCE (every axis folded) is read from its one-element LOCAL.
         (
             P(Op.REDUCE, name="r").such_that(_is_scalar),
-            lambda r, ctx: _load(materialized(r, ctx), (), (), r.dtype),
+            lambda r, ctx: _load(_materialized(r, ctx), (), (), r.dtype),
         ),
         # A scalar is computed once already, outside every loop: STAGE has nothing to add.
         (P(Op.STAGE, src=(P.var("x"),)).such_that(_is_scalar), lambda x: x),
