@@ -125,16 +125,17 @@ def _buffer_type(value: UOp) -> Type:
 
 
 def _fill(dest: UOp, shape: Sequence[int], at: Callable[[Index], UOp], ctx: Context) -> UOp:
-    """The END of a loop nest that stores `at(index)` for every index of `shape` into `dest` (a
-    buffer version or window of that many elements), row-major."""
+    """The effect storing `at(index)` for every index of `shape` into `dest` (a buffer version or
+    window of that many elements), row-major: the END of a loop nest (a STORE for a scalar)."""
     ranges = tuple(_output_range(dim, ctx) for dim in shape)
     value = at(ranges)
     place = UOp(Op.INDEX, value.type, (dest, _flat(ranges, shape)))
-    return UOp(Op.END, VOID, (UOp(Op.STORE, VOID, (place, value)), *ranges))
+    store = UOp(Op.STORE, VOID, (place, value))
+    return UOp(Op.END, VOID, (store, *ranges)) if ranges else store
 
 
 def _store(dest: UOp, value: UOp, ctx: Context) -> UOp:
-    """The END of the loops writing the shaped `value` into `dest`."""
+    """The effect writing `value` (shaped, or a scalar) into `dest`."""
     return _fill(dest, value.type.shape, lambda index: element(value, index), ctx)
 
 
@@ -233,18 +234,31 @@ def _element_of(ix: UOp, ctx: Context) -> UOp | None:
 
 
 def _outputs(sink: UOp, ctx: Context) -> UOp | None:
-    """Each shaped value the SINK prints, written into a new global BUFFER it prints instead."""
+    """Each shaped value the SINK prints, written into a new global BUFFER it prints instead.
+
+    When one is, every value the SINK prints is (a scalar into a BUFFER of one element), each
+    with a slot above the program's, in SINK order: the C ABI (spec/uir-week2-c.md section 1:
+    buffers in slot order, then one output per value SINK source in SINK order) of the result is
+    then the program's own, pointer for pointer, so C rendered after this pass runs under the
+    ABI derived from the program as written."""
+    if not any(_needs_buffer(s) for s in sink.src):
+        return None
     sources = []
     for source in sink.src:
-        if source.type.shape and kind(source) is Kind.VALUE and source.op not in _VECTORS:
+        if kind(source) is Kind.VALUE:
             buffer = UOp(Op.BUFFER, _buffer_type(source), (), ctx.next_slot)
             ctx.next_slot += 1
             source = UOp(Op.AFTER, buffer.type, (buffer, _store(buffer, source, ctx)))
         sources.append(source)
-    return None if tuple(sources) == sink.src else sink.replace(src=tuple(sources))
+    return sink.replace(src=tuple(sources))
 
 
-# Week 1's small vectors, values a week-3 program may hold and print as they are.
+def _needs_buffer(source: UOp) -> bool:
+    """Whether a SINK source is a shaped value that only loops can compute: not a memory
+    reference, and not one of week 1's small vectors, which a week-3 program prints as they are."""
+    return bool(source.type.shape) and kind(source) is Kind.VALUE and source.op not in _VECTORS
+
+
 _VECTORS = (Op.STACK, Op.CONST)
 
 

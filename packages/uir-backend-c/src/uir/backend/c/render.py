@@ -451,10 +451,10 @@ class _Program:
 
 
 def _outputs_in_place(lowered: UOp, abi: Layout) -> dict[UOp, str]:
-    """The BUFFERs rangeify made for shaped outputs -> the output pointers they stand for.
+    """The BUFFERs rangeify made for value outputs -> the output pointers they stand for.
 
-    rangeify writes a shaped value the SINK prints into a new global BUFFER; the ABI is the
-    program's own (abi.py), where that value is an output pointer, so the loops write there."""
+    rangeify writes the values the SINK prints into new global BUFFERs; the ABI is the program's
+    own (abi.py), where each is an output pointer, so the loops write there."""
     return {
         buffer_of(source): f"out{back.output}"
         for source, back in zip(lowered.src, abi.readbacks, strict=True)
