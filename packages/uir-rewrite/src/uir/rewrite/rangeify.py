@@ -298,4 +298,13 @@ def rangeify(flat: UOp, origins: Origins | None = None) -> UOp:
     """The program under `flat`, its CALLs inlined (uir.core.calls.inline_calls), with every
     shaped value lowered to loops; the very same object when it has none. `origins` records what
     each new UOp stands for."""
+    if not any(map(_to_lower, flat.toposort(bodies=False))):
+        return flat  # most programs of weeks 1-3: no walk of the rules at all
     return graph_rewrite(flat, rangeify_rules, Context.of(flat), bottom_up=False, origins=origins)
+
+
+def _to_lower(uop: UOp) -> bool:
+    """Whether rangeify has something to do with `uop` (week 1's vectors and their INDEX stay)."""
+    if uop.op in (Op.REDUCE, Op.STAGE) or (uop.op is Op.STORE and _is_whole(uop)):
+        return True
+    return _needs_buffer(uop)
