@@ -23,7 +23,7 @@ from .ops import ALU, Op
 from .plugins import Backend, hookimpl
 from .scalar import scalar_op
 from .schedule import Block, loop_schedule
-from .semantics import apply
+from .semantics import apply, reduce
 from .uop import UOp
 
 Memory = dict[UOp, np.ndarray]  # each BUFFER and LOCAL -> its starting contents
@@ -107,9 +107,15 @@ class _Compiler:
         if op is Op.INDEX:
             return self.index(uop) if kind(uop) is Kind.PLACE else self.element(uop)
         if op is Op.LOAD:
-            return self.load(uop)
+            return self.load_all(uop) if kind(uop.src[0]) is Kind.MEMORY else self.load(uop)
         if op is Op.STORE:
-            return self.store(uop)
+            return self.store_all(uop) if kind(uop.src[0]) is Kind.MEMORY else self.store(uop)
+        if op is Op.REDUCE:
+            return self.reduce(uop)
+        if op is Op.EXPAND:
+            return self.expand(uop)
+        if op is Op.STAGE:
+            return self.stage(uop)
         if op in (Op.BUFFER, Op.LOCAL, Op.AFTER, Op.SHRINK, Op.END, Op.SINK):
             return None  # memory references are resolved while compiling; END marks a loop's end
         raise BackendError(f"the interpreter cannot run {op}")
@@ -193,6 +199,57 @@ class _Compiler:
             at = env[place]
             if at is not None:
                 data[at] = env[value]
+
+        return run
+
+    def load_all(self, uop: UOp) -> Step:
+        """A whole-buffer LOAD: a copy of the elements of the version or window it names."""
+        env, storage = self.env, uop.dtype.storage
+        data, begin = self.lists[buffer_of(uop.src[0])], window_begin(uop.src[0])
+        end = begin + uop.type.size
+
+        def run() -> None:
+            env[uop] = np.array(data[begin:end], dtype=storage)
+
+        return run
+
+    def store_all(self, uop: UOp) -> Step:
+        """A whole-buffer STORE: every element of the version or window it names."""
+        env, (mem, value) = self.env, uop.src
+        data, begin = self.lists[buffer_of(mem)], window_begin(mem)
+        end = begin + mem.type.size
+
+        def run() -> None:
+            data[begin:end] = np.ravel(env[value]).tolist()
+
+        return run
+
+    def reduce(self, uop: UOp) -> Step:
+        env, x = self.env, uop.src[0]
+        fold, axes = uop.arg
+        scalar = not uop.type.shape
+
+        def run() -> None:
+            result = reduce(fold, uop.dtype, np.asarray(env[x], dtype=x.dtype.storage), axes)
+            env[uop] = result.item() if scalar else result
+
+        return run
+
+    def expand(self, uop: UOp) -> Step:
+        env, x, storage, shape = self.env, uop.src[0], uop.dtype.storage, uop.type.shape
+
+        def run() -> None:
+            # A read-only view: values are never written in place.
+            env[uop] = np.broadcast_to(np.asarray(env[x], dtype=storage), shape)
+
+        return run
+
+    def stage(self, uop: UOp) -> Step:
+        """STAGE asks a compiler to materialize its value; to the interpreter it is the value."""
+        env, x = self.env, uop.src[0]
+
+        def run() -> None:
+            env[uop] = env[x]
 
         return run
 

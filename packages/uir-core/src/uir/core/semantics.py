@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .arrays import bf16_bits, bf16_values, round_array
-from .dtypes import DType, bf16, f64
+from .dtypes import DType, bf16, f16, f32, f64
 from .floats import round_fraction
 from .ops import Op
 
@@ -182,3 +182,59 @@ def apply(op: Op, out: DType, srcs: list[Array], src_dtypes: list[DType]) -> Arr
         if fn is None:
             raise KeyError(f"{op} has no numeric semantics")
         return np.asarray(fn(out, *(np.asarray(s) for s in srcs)))
+
+
+# Float dtypes whose numpy arithmetic is the dtype's own: each step rounds once to the dtype
+# (numpy computes f16 in f32 and rounds back, a double rounding that is harmless: 24 >= 2*11 + 2).
+# bf16 lives in float32, so numpy would round its steps to f32 instead.
+_NATIVE_FLOATS = (f16, f32, f64)
+
+
+def reduce(op: Op, out: DType, x: Array, axes: tuple[int, ...]) -> Array:
+    """REDUCE (uir.md section 8): fold `axes` of `x` away with `op` (ADD, MUL, MAX or MIN).
+
+    The fold runs row-major over the reduced axes from their first element: acc = x[0], then
+    acc = op(acc, x[r]) for r = 1, 2, ... Float ADD and MUL depend on that order, so they fold
+    step by step (numpy's `sum` adds pairwise, which is another order). Integer ADD and MUL wrap,
+    and wrapping arithmetic is associative and commutative, as are MAX and MIN (IEEE 754-2019
+    maximum/minimum: NaN if any NaN, else the largest with -0 < +0): for those any order gives
+    the same result.
+    """
+    x = np.asarray(x)
+    kept = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+    # One row per kept element, holding its reduced elements in row-major order.
+    rows = np.moveaxis(x, axes, range(-len(axes), 0)).reshape(*kept, -1)
+    with np.errstate(all="ignore"):
+        if op in (Op.MAX, Op.MIN):
+            result = _extreme(op is Op.MAX, out, rows)
+        elif out.is_int:
+            ufunc = np.add if op is Op.ADD else np.multiply
+            result = ufunc.reduce(rows, axis=-1, dtype=out.storage)
+        else:
+            result = _fold(op, out, rows)
+    return np.asarray(result, dtype=out.storage)
+
+
+def _extreme(is_max: bool, out: DType, rows: Array) -> Array:
+    """MAX or MIN over the last axis; for floats NaN propagates and -0 < +0."""
+    pick = np.max(rows, axis=-1) if is_max else np.min(rows, axis=-1)  # NaN propagates
+    if out.is_float:
+        # A zero result is +0 for MAX when any element is +0 (and -0 for MIN when any is -0).
+        found = ((rows == 0) & (np.signbit(rows) != is_max)).any(axis=-1)
+        plus = np.zeros((), dtype=out.storage)
+        pick = np.where(pick == 0, np.where(found == is_max, plus, -plus), pick)
+    return pick
+
+
+def _fold(op: Op, out: DType, rows: Array) -> Array:
+    """Float ADD or MUL over the last axis, one step at a time, each step rounded to `out`."""
+    if out in _NATIVE_FLOATS:
+        # ufunc.accumulate runs its steps in order (only ufunc.reduce adds pairwise); its last
+        # column is the fold.
+        ufunc = np.add if op is Op.ADD else np.multiply
+        return ufunc.accumulate(rows, axis=-1, dtype=out.storage)[..., -1]
+    step = _TABLE[op]
+    acc = rows[..., 0]
+    for r in range(1, rows.shape[-1]):
+        acc = step(out, acc, rows[..., r])
+    return acc
