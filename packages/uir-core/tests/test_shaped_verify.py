@@ -282,6 +282,17 @@ CASES = {
         5,
         "ADD i32[2] is inside the loop of the RANGE on line 3",
     ),
+    "index_by_a_sum_out_of_range": (
+        [
+            "%v = CONST i32[2] (10, 20)",
+            "%ones = CONST i32[2] (1, 1)",
+            "%i = REDUCE i32 %ones (ADD, (0))",  # 2: one past the end
+            "%x = INDEX i32 %v %i",
+            "%out = SINK void %x",
+        ],
+        4,
+        "cannot prove the index in range",
+    ),
     "body_param_shape": (
         [
             "%p = PARAM f32[4] 0",
@@ -347,6 +358,18 @@ ACCEPTED = {
         "%v = EXPAND f32[3] %s",
         "%t = STAGE f32[3] %v",
         "%out = SINK void %s %t",
+    ],
+    "index_bounds_through_stage_expand_and_max": [
+        "%v = CONST i32[3] (10, 20, 30)",
+        "%is = CONST i32[2] (0, 2)",
+        "%hi = REDUCE i32 %is (MAX, (0))",
+        "%lo = REDUCE i32 %is (MIN, (0))",
+        "%s = STAGE i32 %hi",
+        "%e = EXPAND i32[4] %lo",
+        "%f = REDUCE i32 %e (MIN, (0))",
+        "%a = INDEX i32 %v %s",
+        "%b = INDEX i32 %v %f",
+        "%out = SINK void %a %b",
     ],
     "small_vectors_stay_allowed_in_loops": [
         "%o = BUFFER i32[2] 0",
