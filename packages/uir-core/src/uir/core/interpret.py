@@ -4,8 +4,10 @@ The program's loop nest (`schedule.loop_schedule`) is compiled once into Python 
 statement, and each loop runs its body's closures once per iteration: no per-iteration dispatch
 on ops. Scalars are plain Python numbers (ints, floats holding values of their dtype, bools) and
 each buffer is a Python list, so a scalar op costs a function call. The ops `scalar.py` covers
-run there; every other op, and every shaped value, goes through `semantics.apply` on numpy
-arrays. Memory references are resolved while compiling: an INDEX knows its buffer's list and its
+run there; every other op, and every shaped value (week 4), goes through `semantics` on whole
+numpy arrays. A buffer that a whole-buffer LOAD or STORE touches is held as a numpy array instead
+of a list, so that those accesses copy memory rather than convert millions of Python numbers.
+Memory references are resolved while compiling: an INDEX knows its buffer's contents and its
 window's begin, so at run time it only adds the index.
 """
 
@@ -29,7 +31,9 @@ from .uop import UOp
 Memory = dict[UOp, np.ndarray]  # each BUFFER and LOCAL -> its starting contents
 Step = Callable[[], None]
 Env = dict[UOp, object]  # each statement -> its current value (scalars as Python numbers)
-Lists = dict[UOp, list]  # each BUFFER and LOCAL -> its contents while the program runs
+# Each BUFFER and LOCAL -> its contents while the program runs: a list, or an array where the
+# program accesses the buffer whole.
+Lists = dict[UOp, list | np.ndarray]
 
 
 def initial_memory(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None) -> Memory:
@@ -184,10 +188,12 @@ class _Compiler:
     def load(self, uop: UOp) -> Step:
         env, place = self.env, uop.src[0]
         data, zero = self.lists[buffer_of(place)], _zero(uop)
+        # An array's item() is a Python number, as every scalar in `env` is.
+        read = data.item if isinstance(data, np.ndarray) else data.__getitem__
 
         def run() -> None:
             at = env[place]
-            env[uop] = zero if at is None else data[at]  # a gated-off load yields zero
+            env[uop] = zero if at is None else read(at)  # a gated-off load yields zero
 
         return run
 
@@ -204,12 +210,12 @@ class _Compiler:
 
     def load_all(self, uop: UOp) -> Step:
         """A whole-buffer LOAD: a copy of the elements of the version or window it names."""
-        env, storage = self.env, uop.dtype.storage
+        env = self.env
         data, begin = self.lists[buffer_of(uop.src[0])], window_begin(uop.src[0])
         end = begin + uop.type.size
 
         def run() -> None:
-            env[uop] = np.array(data[begin:end], dtype=storage)
+            env[uop] = data[begin:end].copy()
 
         return run
 
@@ -220,7 +226,7 @@ class _Compiler:
         end = begin + mem.type.size
 
         def run() -> None:
-            data[begin:end] = np.ravel(env[value]).tolist()
+            data[begin:end] = env[value]
 
         return run
 
@@ -262,11 +268,24 @@ def _output(uop: UOp, env: Env, lists: Lists) -> np.ndarray:
     return np.asarray(env[uop], dtype=uop.dtype.storage)
 
 
+def _accessed_whole(sink: UOp) -> set[UOp]:
+    """The buffers that a whole-buffer LOAD or STORE under `sink` reads or writes."""
+    return {
+        buffer_of(uop.src[0])
+        for uop in sink.toposort(bodies=False)
+        if uop.op in (Op.LOAD, Op.STORE) and kind(uop.src[0]) is Kind.MEMORY
+    }
+
+
 def evaluate(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None) -> list[np.ndarray]:
     """The value of each SINK source of a verified program, in order; a memory reference gives
     its contents when the program ends. `inputs` replaces global buffers' contents by slot."""
     flat = inline_calls(sink)
-    lists = {b: contents.tolist() for b, contents in initial_memory(flat, inputs).items()}
+    whole = _accessed_whole(flat)
+    lists: Lists = {
+        b: contents if b in whole else contents.tolist()
+        for b, contents in initial_memory(flat, inputs).items()
+    }
     compiler = _Compiler(lists)
     compiler.block(loop_schedule(flat))()
     return [_output(s, compiler.env, lists) for s in flat.src]
