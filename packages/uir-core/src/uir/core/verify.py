@@ -1,9 +1,10 @@
 """The verifier: every rule uir.md checks on a parsed graph, one function per op family.
 
 Per-op checks run first, on every statement; then the whole-program rules: distinct buffer slots,
-the full memory order and the SINK's outputs (uir.md 6.3), and bounds proofs for every INDEX on
-the inlined graph (6.4). Failures raise VerifyError naming the line of the offending statement.
-Dead statements (not reachable from the SINK) are never verified.
+the full memory order and the SINK's outputs (uir.md 6.3), and, on the inlined graph, no shaped
+value inside a loop (7, 8) and bounds proofs for every INDEX (6.4). Failures raise VerifyError
+naming the line of the offending statement. Dead statements (not reachable from the SINK) are
+never verified.
 """
 
 from __future__ import annotations
