@@ -8,6 +8,7 @@ once more to the dtype is correctly rounded: 53 >= 2p + 2), never through `seman
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from hypothesis import given, settings
@@ -32,14 +33,16 @@ def bits(x: object) -> bytes:
 
 
 def to_bf16(x: float) -> float:
-    """Round a float64 to bf16 by hand: to f32 first (innocuous here: 24 >= 2*8 + 2), then to the
-    top 16 bits, ties to even."""
-    if math.isnan(x):
-        return math.nan
-    with np.errstate(over="ignore"):
-        word = int(np.array(x, dtype=np.float32).view(np.uint32))
-    word = (word + 0x7FFF + ((word >> 16) & 1)) & 0xFFFF0000
-    return float(np.array(word, dtype=np.uint32).view(np.float32))
+    """Round a float to bf16 (8 significant bits, exponents down to -126, subnormals below) by
+    exact rational arithmetic, ties to even."""
+    if math.isnan(x) or math.isinf(x) or x == 0:
+        return x
+    exponent = max(math.frexp(x)[1] - 1, -126)  # 2^exponent <= |x| for normals
+    quantum = Fraction(2) ** (exponent - 7)
+    rounded = round(Fraction(x) / quantum) * quantum  # round() on a Fraction: ties to even
+    if abs(rounded) >= 2**128:
+        return math.copysign(math.inf, x)
+    return math.copysign(float(rounded), x) if rounded == 0 else float(rounded)
 
 
 def ieee_max(a: float, b: float) -> float:

@@ -9,6 +9,7 @@ exactly or in float64 and rounded once to the result dtype, which is a single co
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -17,6 +18,7 @@ from .arrays import bf16_bits, bf16_values, round_array
 from .dtypes import DType, bf16, f16, f32, f64
 from .floats import round_fraction
 from .ops import Op
+from .scalar import scalar_op
 
 Array = np.ndarray
 
@@ -240,8 +242,9 @@ def _fold(op: Op, out: DType, rows: Array) -> Array:
         # column is the fold.
         ufunc = np.add if op is Op.ADD else np.multiply
         return ufunc.accumulate(rows, axis=-1, dtype=out.storage)[..., -1]
-    step = _TABLE[op]
-    acc = rows[..., 0]
-    for r in range(1, rows.shape[-1]):
-        acc = step(out, acc, rows[..., r])
-    return acc
+    # numpy has no arithmetic in this dtype (bf16): fold each row on Python floats with the
+    # interpreter's scalar step, which rounds to the dtype.
+    step = scalar_op(op, out)
+    flat = rows.reshape(-1, rows.shape[-1]).tolist()
+    folded = [functools.reduce(step, row) for row in flat]  # type: ignore[arg-type]
+    return np.array(folded, dtype=out.storage).reshape(rows.shape[:-1])
