@@ -234,3 +234,24 @@ def test_reduce_argument_prints_canonically_and_parses_back() -> None:
     assert "REDUCE i32 %1 (ADD, (0))" in printed
     assert parse(printed).sink is sink
     assert print_program(parse(printed).sink) == printed
+
+
+def test_a_whole_load_is_a_copy_taken_before_the_loop_that_overwrites_it() -> None:
+    # The loop stores o[k] = all[1 - k] + 1 over o = (7, 8): (9, 8). The LOAD read version 0 before
+    # the loop replaced it, so every iteration sees (7, 8), and so does the SINK.
+    assert run(
+        "%d = CONST i32[2] (7, 8)",
+        "%o = BUFFER i32[2] %d 0",
+        "%all = LOAD i32[2] %o",
+        "%n = CONST i32 2",
+        "%one = CONST i32 1",
+        "%k = RANGE i32 %n 0",
+        "%j = SUB i32 %one %k",
+        "%x = INDEX i32 %all %j",
+        "%y = ADD i32 %x %one",
+        "%p = INDEX i32 %o %k",
+        "%s = STORE void %p %y",
+        "%e = END void %s %k",
+        "%o1 = AFTER i32[2] %o %e",
+        "%out = SINK void %o1 %all",
+    ) == ["9 8", "7 8"]
