@@ -29,11 +29,15 @@ def plugin(tmp_path, monkeypatch):
 
 
 def passes(*specs: str) -> str:
-    """A uir_passes hook returning identity passes, each `name stage [before=x] [after=y]`."""
+    """A uir_passes hook returning identity passes, each `name stage [before=x] [after=y]
+    [default=False]`."""
     made = []
     for spec in specs:
         name, stage, *places = spec.split()
-        extra = "".join(f", {place.split('=')[0]}={place.split('=')[1]!r}" for place in places)
+        extra = "".join(
+            f", {key}={value if value in ('True', 'False') else repr(value)}"
+            for key, value in (place.split("=") for place in places)
+        )
         made.append(f"Pass({name!r}, {stage!r}, 'a test pass', lambda s: s{extra})")
     return f"@hookimpl\ndef uir_passes():\n    return [{', '.join(made)}]\n"
 
@@ -48,6 +52,19 @@ def test_passes_of_several_plugins_run_in_registration_order(plugin):
     names = {"a1", "a2", "b1", "b2"}
     assert order(load_registry([a, b]), names) == ["b2", "a1", "b1", "a2"]
     assert order(load_registry([b, a]), names) == ["b2", "b1", "a1", "a2"]
+
+
+def test_a_pass_off_by_default_runs_only_when_named(plugin):
+    a = plugin(passes("a1 simplify", "a2 lower default=False", "a3 lower"))
+    registry = load_registry([a])
+
+    def chosen(only=(), skip=()):
+        return [p.name for p in registry.pipeline(only, skip) if p.name.startswith("a")]
+
+    assert chosen() == ["a1", "a3"]
+    assert chosen(["a2", "a1"]) == ["a1", "a2"]  # pipeline order, whatever order they are named
+    assert chosen(["a2"], ["a2"]) == []
+    assert [p.name for p in registry.lowerings() if p.name.startswith("a")] == ["a2"]
 
 
 def test_a_pass_places_itself_right_before_or_after_another_of_its_stage(plugin):

@@ -16,7 +16,8 @@ def plugins_command(args: argparse.Namespace) -> int:
     lines.append("passes (in pipeline order):")
     for p in registry.passes:
         owner = registry.pass_owners[p.name]
-        lines.append(f"  {p.stage:<9} {p.name:<12} {p.description} [{owner}]")
+        note = "" if p.default else " (on request)"
+        lines.append(f"  {p.stage:<9} {p.name:<12} {p.description}{note} [{owner}]")
     if not registry.passes:
         lines.append("  (none installed)")
     lines.append("backends:")

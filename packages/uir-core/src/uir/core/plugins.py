@@ -44,6 +44,10 @@ class Pass:
     registration order, unless it names in `before` or `after` (not both) another pass of the same
     stage to run right before or after: `Pass("mine", "simplify", ..., before="fold")` runs
     first in the simplify stage.
+
+    A pass with `default` false is a lowering run on request only: named in `--passes`, or
+    applied by the backend that needs its form. Rangeify is one: the C backend lowers shaped
+    values to loops itself, while the interpreter runs them whole, far faster than as loops.
     """
 
     name: str
@@ -52,6 +56,7 @@ class Pass:
     run: Callable[[UOp], UOp]
     before: str | None = None
     after: str | None = None
+    default: bool = True
 
 
 class Compiled(Protocol):
@@ -112,12 +117,22 @@ class Registry:
         return self.backends[name]
 
     def pipeline(self, only: Sequence[str] = (), skip: Sequence[str] = ()) -> list[Pass]:
-        """The passes to run: all in pipeline order, or just `only`, less `skip`."""
+        """The passes to run, in pipeline order: `only` if given, else every default pass;
+        less `skip`."""
         known = {p.name for p in self.passes}
         for name in (*only, *skip):
             if name not in known:
                 raise UsageError(f"unknown pass '{name}' (installed: {', '.join(sorted(known))})")
-        return [p for p in self.passes if (not only or p.name in only) and p.name not in skip]
+        wanted = [p for p in self.passes if p.name in only] if only else self.defaults()
+        return [p for p in wanted if p.name not in skip]
+
+    def defaults(self) -> list[Pass]:
+        """The passes run when none are named, in pipeline order."""
+        return [p for p in self.passes if p.default]
+
+    def lowerings(self) -> list[Pass]:
+        """The passes run on request only (Pass.default false), in pipeline order."""
+        return [p for p in self.passes if not p.default]
 
 
 def run_passes(sink: UOp, passes: Iterable[Pass]) -> UOp:

@@ -60,6 +60,7 @@ PASSES = (
         "rangeify",
         "lower shaped values to loops: fuse elementwise ops, materialize STAGE, REDUCE, outputs",
         rangeify,
+        default=False,  # the C backend applies it; the interpreter runs shaped values whole
     ),
 )
 
