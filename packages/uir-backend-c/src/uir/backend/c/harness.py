@@ -105,6 +105,9 @@ SANITIZE = [
     # A program may compare a value with itself (MAX x x, CMPLT x x) and its C then does too:
     # defined behaviour, which this warning only calls pointless.
     "-Wno-tautological-compare",
+    # A program may write a LOCAL it never reads (its stores are effects the SINK lists), and
+    # its C then sets an array it never uses.
+    "-Wno-unused-but-set-variable",
     "-ffp-contract=off",
     "-fsanitize=undefined,address",
     "-fno-sanitize-recover=all",
