@@ -12,6 +12,7 @@ from uir.core.errors import UsageError
 from . import plugins_command, program_commands
 from .grading import commands as grading_commands
 from .output import flush_output, output_error
+from .viz import command as viz_command
 
 
 class _Parser(argparse.ArgumentParser):
@@ -20,7 +21,7 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
-COMMAND_MODULES = (program_commands, plugins_command, grading_commands)
+COMMAND_MODULES = (program_commands, plugins_command, grading_commands, viz_command)
 
 
 def _plugin_option(parser: argparse.ArgumentParser, dest: str) -> None:
