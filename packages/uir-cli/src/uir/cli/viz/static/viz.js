@@ -7,7 +7,7 @@
 
 const DATA = JSON.parse(document.getElementById("uir-data").textContent);
 const NODES = DATA.nodes;
-const LAYOUT_BUDGET = 1500; // UOps laid out at once; beyond that, the deeper ones stay collapsed
+const LAYOUT_BUDGET = 500; // UOps laid out at once; beyond that, the deeper ones stay collapsed
 const STEP_DEPTH = 4; // a rule step shows this many levels under the UOp it rewrote
 const NODE_H = 34;
 const CHAR_W = 7.2; // 12px monospace
