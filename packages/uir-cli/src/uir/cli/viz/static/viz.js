@@ -67,29 +67,30 @@ function reach(roots) {
   return seen;
 }
 
-// The CALL body each shown UOp belongs to: reached from that body only, not from outside it.
+// The CALL body each shown UOp belongs to: reached from that one body only (not from outside
+// every body, and not from another body: a body two CALLs share is drawn outside both).
 function bodyOwners(roots, shown) {
-  const outside = new Set();
-  const stack = [...roots];
-  while (stack.length) {
-    const id = stack.pop();
-    if (outside.has(id) || !shown.has(id)) continue;
-    outside.add(id);
-    const src = NODES[id][3];
-    stack.push(...(NODES[id][0] === "CALL" ? src.slice(1) : src));
-  }
+  const sources = (id) => (NODES[id][0] === "CALL" ? NODES[id][3].slice(1) : NODES[id][3]);
+  const walk = (starts, seen, stop) => {
+    const stack = [...starts];
+    while (stack.length) {
+      const id = stack.pop();
+      if (seen.has(id) || !shown.has(id) || stop.has(id)) continue;
+      seen.add(id);
+      stack.push(...sources(id));
+    }
+    return seen;
+  };
+  const outside = walk(roots, new Set(), new Set());
   const owner = new Map();
+  const shared = new Set();
   for (const call of shown) {
-    if (NODES[call][0] !== "CALL" || !shown.has(NODES[call][3][0])) continue;
-    const walk = [NODES[call][3][0]];
-    while (walk.length) {
-      const id = walk.pop();
-      if (outside.has(id) || owner.has(id) || !shown.has(id)) continue;
-      owner.set(id, call);
-      const src = NODES[id][3];
-      walk.push(...(NODES[id][0] === "CALL" ? src.slice(1) : src));
+    if (NODES[call][0] !== "CALL") continue;
+    for (const id of walk([NODES[call][3][0]], new Set(), outside)) {
+      if (owner.has(id)) shared.add(id); else owner.set(id, call);
     }
   }
+  for (const id of shared) owner.delete(id);
   return owner;
 }
 
@@ -232,9 +233,12 @@ class GraphView {
     }
     for (const e of this.edges) {
       if (!inView(e.x0, e.y0, e.x1, e.y1)) continue;
-      const memory = NODES[e.to][0] === "AFTER" && NODES[e.to][3][0] === e.from;
-      ctx.strokeStyle = memory ? memoryColor(e.to) : "#999";
+      const first = NODES[e.to][3][0] === e.from;
+      const memory = first && NODES[e.to][0] === "AFTER";
+      const body = first && NODES[e.to][0] === "CALL";
+      ctx.strokeStyle = memory ? memoryColor(e.to) : body ? "#5aa348" : "#999";
       ctx.lineWidth = memory ? 3 : 1;
+      ctx.setLineDash(body ? [6, 3] : []);
       ctx.beginPath();
       e.pts.forEach((p, i) => (i ? ctx.lineTo(p.x, p.y) : ctx.moveTo(p.x, p.y)));
       ctx.stroke();
@@ -247,6 +251,7 @@ class GraphView {
       ctx.lineTo(b.x - 7 * Math.cos(angle + 0.4), b.y - 7 * Math.sin(angle + 0.4));
       ctx.fill();
     }
+    ctx.setLineDash([]);
     ctx.lineWidth = 1;
     this.drawn = 0;
     for (const b of this.boxes) {
