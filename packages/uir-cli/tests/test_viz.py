@@ -293,3 +293,32 @@ def test_a_page_with_a_parse_error_opens_with_the_error_at_its_line(tmp_path):
     assert state["error"]["line"] == 4
     assert state["panes"][0]["laidOut"] == 3
     assert state["rules"] == []
+
+
+def chain(links: int) -> str:
+    """A program of 3 * links + 5 UOps: x_k = x_(k-1) * c_k + x_0, the SINK over the last."""
+    lines = ["%buf = BUFFER i32[1] 0", "%z = CONST i32 0", "%p = INDEX i32 %buf %z"]
+    lines.append("%x0 = LOAD i32 %p")
+    for k in range(1, links + 1):
+        lines += [f"%c{k} = CONST i32 {k + 1}", f"%m{k} = MUL i32 %x{k - 1} %c{k}"]
+        lines.append(f"%x{k} = ADD i32 %m{k} %x0")
+    return "\n".join([*lines, f"%out = SINK void %x{links}"]) + "\n"
+
+
+@needs_chromium
+def test_a_large_graph_is_laid_out_in_part_and_search_shows_a_deep_uop(tmp_path):
+    links = 250  # 755 UOps, over the 500 laid out at once
+    source, out = tmp_path / "p.uir", tmp_path / "p.html"
+    source.write_text(chain(links))
+    assert main(["viz", str(source), "--html", str(out), "--skip", "fold,simplify"]) == 0
+    state = browse(out.as_uri(), tmp_path)
+    (pane,) = state["panes"]
+    assert pane["laidOut"] in (500, 501)  # the budget (the last UOp opened adds two sources)
+    # Even at the smallest zoom the 500 are taller than the view: only what is in view is drawn.
+    assert 0 < pane["drawn"] < pane["laidOut"]
+    deep = browse(f"{out.as_uri()}#find=%25m3%20", tmp_path, ARTIFACTS / "large.png")
+    # %m3 lies some 500 levels under the SINK, beyond what was laid out: it is shown from its
+    # one user %x3 = ADD(%m3, %x0) down, which is %x3, %m3, %x2, %c3 ... down to %x0 and its
+    # three sources: 3 * 3 + 4 UOps.
+    assert deep["selectedLine"] == 4 + 3 * 2 + 2
+    assert deep["panes"][0]["laidOut"] == 13

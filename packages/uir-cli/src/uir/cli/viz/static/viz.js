@@ -115,12 +115,16 @@ class GraphView {
     this.pane = document.createElement("div");
     this.pane.className = "pane";
     this.pane.innerHTML = `<div class="title"></div><div class="canvas"><canvas></canvas></div>`;
-    this.pane.querySelector(".title").textContent = title;
+    this.setTitle(title);
     parent.appendChild(this.pane);
     this.canvas = this.pane.querySelector("canvas");
     this.marks = new Map(); // UOp -> "new" | "gone" | "focus"
     this.drawn = 0;
     this.listen();
+  }
+
+  setTitle(title) {
+    this.pane.querySelector(".title").textContent = title;
   }
 
   show(roots, depth, marks) {
@@ -494,19 +498,22 @@ function renderSource() {
 }
 
 function runSearch() {
-  const query = document.getElementById("search").value.trim().toLowerCase();
+  // Only leading blanks are dropped: "%m3 " finds %m3 and not %m30.
+  const query = document.getElementById("search").value.trimStart().toLowerCase();
   const view = views[views.length - 1];
   matches = new Set();
-  if (query && view) {
+  if (query.trim() && view) {
     for (const id of reach(view.roots)) if (searchText(id).includes(query)) matches.add(id);
   }
   const shown = view ? [...matches].filter((id) => view.shown.has(id)).length : 0;
   document.getElementById("matches").textContent =
-    query ? `${matches.size} found, ${shown} shown (Enter: next)` : "";
+    query.trim() ? `${matches.size} found, ${shown} shown (Enter: next)` : "";
   views.forEach((v) => v.draw());
 }
 
-// Enter shows the next match: the UOps on a path from a root down to it are opened.
+// Enter shows the next match. One the layout left out is shown in its neighbourhood: the graph
+// is redrawn from the UOps that use it (Escape goes back to the whole graph), so that finding a
+// UOp 2,000 levels deep lays out what is around it, not the 2,000 levels above it.
 let matchIndex = -1;
 function nextMatch() {
   const view = views[views.length - 1];
@@ -515,19 +522,10 @@ function nextMatch() {
   matchIndex = (matchIndex + 1) % list.length;
   const target = list[matchIndex];
   if (!view.shown.has(target)) {
-    const parent = new Map(view.roots.map((r) => [r, null]));
-    const queue = [...view.roots];
-    for (let i = 0; i < queue.length && !parent.has(target); i++) {
-      for (const s of NODES[queue[i]][3]) {
-        if (!parent.has(s)) { parent.set(s, queue[i]); queue.push(s); }
-      }
-    }
-    for (let id = parent.get(target); id !== null && id !== undefined; id = parent.get(id)) {
-      collapsed.delete(id);
-      closedBodies.delete(id);
-      forced.add(id);
-    }
-    views.forEach((v) => v.relayout());
+    const whole = reach(view.roots);
+    const users = [...whole].filter((id) => NODES[id][3].includes(target));
+    view.setTitle(`around ${DATA.names[target] || NODES[target][0]} (Escape: the whole graph)`);
+    view.show(users.length ? users : [target], Infinity, view.marks);
   }
   select(target);
   view.center(target);
@@ -566,12 +564,14 @@ window.addEventListener("keydown", (e) => {
   if (e.key === "k" || e.key === "ArrowUp") { choose(current - 1); e.preventDefault(); }
   if (e.key === "f") views.forEach((v) => v.fit());
   if (e.key === "/") { document.getElementById("search").focus(); e.preventDefault(); }
+  if (e.key === "Escape") choose(current);
 });
 window.addEventListener("resize", () => views.forEach((v) => v.draw()));
 const params = new URLSearchParams(location.hash.slice(1));
 choose(+(params.get("entry") || 0));
 if (params.has("node") && NODES[+params.get("node")]) select(+params.get("node"));
-if (params.has("search")) {
-  document.getElementById("search").value = params.get("search");
+if (params.has("find")) { // as if typed into the search box, then Enter
+  document.getElementById("search").value = params.get("find");
   runSearch();
+  nextMatch();
 }
