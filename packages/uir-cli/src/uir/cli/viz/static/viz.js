@@ -128,6 +128,7 @@ class GraphView {
   }
 
   show(roots, depth, marks) {
+    this.scope = this.scope || roots; // what search looks through: the graph of the step
     this.roots = roots;
     this.depth = depth;
     this.marks = marks;
@@ -503,7 +504,7 @@ function runSearch() {
   const view = views[views.length - 1];
   matches = new Set();
   if (query.trim() && view) {
-    for (const id of reach(view.roots)) if (searchText(id).includes(query)) matches.add(id);
+    for (const id of reach(view.scope)) if (searchText(id).includes(query)) matches.add(id);
   }
   const shown = view ? [...matches].filter((id) => view.shown.has(id)).length : 0;
   document.getElementById("matches").textContent =
@@ -522,10 +523,10 @@ function nextMatch() {
   matchIndex = (matchIndex + 1) % list.length;
   const target = list[matchIndex];
   if (!view.shown.has(target)) {
-    const whole = reach(view.roots);
-    const users = [...whole].filter((id) => NODES[id][3].includes(target));
+    const users = [...reach(view.scope)].filter((id) => NODES[id][3].includes(target));
     view.setTitle(`around ${DATA.names[target] || NODES[target][0]} (Escape: the whole graph)`);
     view.show(users.length ? users : [target], Infinity, view.marks);
+    runSearch(); // the count of matches shown
   }
   select(target);
   view.center(target);
