@@ -18,9 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from uir.cli.grading.testfile import read_test
 from uir.cli.main import main
 from uir.cli.viz.data import page_data
-from uir.core.plugins import load_registry
+from uir.cli.viz.page import render_page
+from uir.core import UOp
+from uir.core.plugins import Pass, load_registry
 
 FOLDING = """\
 %buf = BUFFER i32[1] 0
@@ -117,6 +120,48 @@ def test_loops_and_memory_versions_are_grouped():
     assert data["memory"][buf] == [buf, 0]
     assert data["memory"][node_named(data, "%v")] == [buf, 1]
     assert data["memory"][node_named(data, "%q")] == [buf, 1]
+
+
+SUITES = Path(__file__).resolve().parents[3] / "suites"
+
+
+def test_every_suite_program_opens_with_the_error_its_test_expects():
+    # The suites' `# expect-exit:` lines were written by hand: 0 runs, 2 is a parse error, 3 a
+    # verification error. Every program gives a page, its error of that kind.
+    kinds = {0: None, 2: "parse", 3: "verify"}
+    passes = list(load_registry().pipeline())
+    checked = 0
+    for path in sorted(SUITES.glob("*/*.uir")):
+        test = read_test(str(path))
+        try:
+            text = test.program_bytes.decode("utf-8")
+        except UnicodeDecodeError:
+            continue  # not UTF-8: `uir viz` reports it as every command does (exit 2)
+        data = page_data(text, str(path), passes)
+        kind = data["error"] and data["error"]["kind"]
+        assert kind == kinds[test.expected_exit], (path, data["error"])
+        render_page(data)
+        checked += 1
+    assert checked > 800
+
+
+def test_a_pass_that_fails_shows_the_passes_before_it_and_the_error():
+    def broken(sink: UOp) -> UOp:
+        raise ValueError("this pass is broken")
+
+    passes = [*load_registry().pipeline(), Pass("broken", "schedule", "", broken)]
+    data = page_data(FOLDING, "p.uir", passes)
+    assert data["error"] == {
+        "kind": "pass",
+        "line": None,
+        "message": "pass 'broken' failed: ValueError: this pass is broken",
+    }
+    assert [(p["name"], p["after"] is None) for p in data["passes"]] == [
+        ("inline", False),
+        ("fold", False),
+        ("simplify", False),
+        ("broken", True),
+    ]
 
 
 def test_html_export_is_one_self_contained_file(tmp_path):
