@@ -376,7 +376,7 @@ function renderList() {
   ENTRIES.forEach((entry, i) => {
     const div = document.createElement("div");
     div.className = `entry ${entry.kind}${entry.failed ? " failed" : ""}`;
-    div.textContent = entry.kind === "step" ? entry.title : entry.title;
+    div.textContent = entry.title;
     if (entry.kind === "step") {
       const where = document.createElement("span");
       where.className = "where";
@@ -403,8 +403,9 @@ function choose(i) {
     const view = new GraphView(host, `${DATA.path}: ${reach(entry.roots).size} UOps`);
     views.push(view);
     view.show(entry.roots, Infinity, new Map());
-  } else if (entry.after === null) {
-    const view = new GraphView(host, "before (the pass failed: see the error)");
+  } else if (entry.after === null || entry.after[0] === entry.before[0]) {
+    const why = entry.after === null ? "the pass failed: see the error" : "no change";
+    const view = new GraphView(host, `${entry.title}: ${why}`);
     views.push(view);
     view.show(entry.before, Infinity, new Map());
   } else {
@@ -414,6 +415,9 @@ function choose(i) {
     for (const id of before) if (!after.has(id)) marksBefore.set(id, "gone");
     for (const id of after) if (!before.has(id)) marksAfter.set(id, "new");
     if (entry.kind === "step") {
+      const rule = DATA.rules[DATA.steps[entry.step][0]];
+      document.getElementById("info").textContent =
+        `rule ${rule.name}\npattern ${rule.pattern}\ndefined at ${entry.where}`;
       // The UOp the rule matched, and what replaced it (an old UOp, when the rule picked one).
       marksBefore.set(entry.before[0], "focus");
       if (before.has(entry.after[0])) marksAfter.set(entry.after[0], "focus");
