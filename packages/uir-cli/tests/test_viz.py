@@ -44,7 +44,8 @@ RULES = ["fold_alu", "fold_alu", "x * 1"]
 # The step list: program, pass inline, pass fold, its two steps, pass simplify, its step.
 FOLD_ADD, FOLD_MUL, X_TIMES_1 = 3, 4, 6
 
-ARTIFACTS = Path(__file__).resolve().parents[3] / "build" / "viz-test"
+ROOT = Path(__file__).resolve().parents[3]
+ARTIFACTS = ROOT / "build" / "viz-test"
 
 
 def data_of(text: str) -> dict:
@@ -86,6 +87,17 @@ def test_rewritten_uops_keep_the_line_of_the_statement_they_come_from():
     assert lines[final_add] == 11  # ADD(x, 15) is %s rebuilt
 
 
+def test_the_pipelines_own_checks_are_not_steps():
+    # Without the inline pass, CALLs reach the final verification, which inlines them to prove
+    # bounds: rule applications outside every pass, which the page does not list.
+    text = (ROOT / "examples" / "call_nested.uir").read_text()
+    passes = load_registry().pipeline(skip=["inline"])
+    data = page_data(text, "call_nested.uir", passes)
+    assert [p["name"] for p in data["passes"]] == ["fold", "simplify"]
+    assert sorted(i for p in data["passes"] for i in p["steps"]) == list(range(len(data["steps"])))
+    assert "inline a CALL" not in [rule["name"] for rule in data["rules"]]
+
+
 def test_a_parse_error_shows_the_statements_before_it():
     text = "%a = CONST i32 2\n%b = CONST i32 3\n%c = ADD i32 %a %b\n%d = FROB i32 %c\n"
     data = data_of(text)
@@ -122,7 +134,7 @@ def test_loops_and_memory_versions_are_grouped():
     assert data["memory"][node_named(data, "%q")] == [buf, 1]
 
 
-SUITES = Path(__file__).resolve().parents[3] / "suites"
+SUITES = ROOT / "suites"
 
 
 def test_every_suite_program_opens_with_the_error_its_test_expects():

@@ -130,18 +130,18 @@ def page_data(text: str, path: str, passes: list[Pass]) -> dict[str, Any]:
 
     root_ids = [nodes.add(r) for r in roots]
     graphs: list[UOp] = list(roots)
-    pass_rows = []
+    pass_rows: list[dict[str, Any]] = []
     for run in trace.passes:
-        steps = [i for i, s in enumerate(trace.steps) if s.pass_index == len(pass_rows)]
         after = None if run.after is None else nodes.add(run.after)
         if run.after is not None:
             graphs.append(run.after)
-        pass_rows.append(
-            {"name": run.name, "before": nodes.add(run.before), "after": after, "steps": steps}
-        )
+        before = nodes.add(run.before)
+        pass_rows.append({"name": run.name, "before": before, "after": after, "steps": []})
     rule_rows: dict[RuleInfo, int] = {}
     step_rows = []
-    for step in trace.steps:
+    # Steps outside every pass are the pipeline's own checks (verifying inlines CALLs): not shown.
+    for step in (s for s in trace.steps if s.pass_index is not None):
+        pass_rows[step.pass_index]["steps"].append(len(step_rows))
         rule = rule_rows.setdefault(step.rule, len(rule_rows))
         step_rows.append([rule, nodes.add(step.before), nodes.add(step.after), step.pass_index])
 
