@@ -36,7 +36,7 @@ def viz_command(args: argparse.Namespace) -> int:
         return 0
     fixed = page if args.file == "-" else None  # standard input can be read once only
     try:
-        server = ThreadingHTTPServer(("127.0.0.1", args.port), _handler(args, fixed))
+        server = _Server(("127.0.0.1", args.port), _handler(args, fixed))
     except OSError as exc:
         raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}") from exc
     with server:
@@ -47,20 +47,25 @@ def viz_command(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # a browser that went away mid-page: socketserver would print a traceback
+
+
 def _handler(args: argparse.Namespace, fixed: str | None) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             if self.path.split("?")[0] not in ("/", "/index.html"):
                 self.send_error(404)
                 return
+            kind = "text/html"
             try:
                 body = (fixed if fixed is not None else _page(args)).encode("utf-8")
                 status = 200
-            except Exception as exc:  # the file became unreadable: say so on the page
-                body = f"uir viz: {exc}".encode()
-                status = 500
+            except Exception as exc:  # the file became unreadable: say so, as plain text
+                body, status, kind = f"uir viz: {exc}\n".encode(), 500, "text/plain"
             self.send_response(status)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Type", f"{kind}; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
