@@ -345,6 +345,13 @@ function shortRule(rule) {
   return `${rule.file}:${rule.line}`;
 }
 
+// A UOp in a step's title: its name if the program gave it one, its op, a constant's value.
+function brief(id) {
+  const [op, , arg] = NODES[id];
+  const name = DATA.names[id];
+  return [name, op, op === "CONST" ? arg : ""].filter(Boolean).join(" ");
+}
+
 function buildEntries() {
   const entries = [{ kind: "program", title: "program", roots: DATA.roots }];
   DATA.passes.forEach((p, k) => {
@@ -357,7 +364,7 @@ function buildEntries() {
       const [rule, before, after] = DATA.steps[s];
       const r = DATA.rules[rule];
       entries.push({ kind: "step", step: s, rule: r.name, where: shortRule(r),
-                     title: `${r.name}: ${NODES[before][0]} → ${NODES[after][0]}`,
+                     title: `${r.name}: ${brief(before)} → ${brief(after)}`,
                      before: [before], after: [after] });
     }
   });
