@@ -210,6 +210,13 @@ def test_an_unwritable_output_is_a_usage_error(tmp_path, capsys):
     assert "cannot write" in capsys.readouterr().err
 
 
+def test_a_bad_port_is_a_usage_error(tmp_path, capsys):
+    source = tmp_path / "p.uir"
+    source.write_text(FOLDING)
+    assert main(["viz", str(source), "--port", "99999"]) == 1
+    assert "not a port number" in capsys.readouterr().err
+
+
 # --- the server -----------------------------------------------------------------------------------
 
 

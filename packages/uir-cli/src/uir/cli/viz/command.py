@@ -76,12 +76,18 @@ def _handler(args: argparse.Namespace, fixed: str | None) -> type[BaseHTTPReques
     return Handler
 
 
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}")
+    return int(text)
+
+
 def register(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     viz = commands.add_parser(
         "viz", parents=[common], help="show the graph and every rewrite step in a browser"
     )
     viz.add_argument("file", help="a .uir file, or - for standard input")
     viz.add_argument("--html", metavar="OUT", help="write a self-contained page to OUT instead")
-    viz.add_argument("--port", type=int, default=0, help="port to serve on (default: a free one)")
+    viz.add_argument("--port", type=_port, default=0, help="port to serve on (default: a free one)")
     pass_options(viz)
     viz.set_defaults(handler=viz_command)
