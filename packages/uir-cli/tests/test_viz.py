@@ -317,10 +317,10 @@ def test_the_exported_page_steps_through_the_folding(tmp_path):
     assert after["marked"] == 3  # new: CONST 15, ADD(m, 15), the SINK over it
 
     add = browse(f"{url}#entry={FOLD_ADD}", tmp_path)
-    assert add["title"] == "fold_alu: %c ADD → CONST 5"
+    assert add["title"] == "fold_alu: %c ADD → %c' CONST 5"
     assert [p["laidOut"] for p in add["panes"]] == [3, 1]  # ADD(2, 3), then CONST 5
     mul = browse(f"{url}#entry={FOLD_MUL}", tmp_path)
-    assert mul["title"] == "fold_alu: MUL → CONST 15"  # MUL(5, 3) is not %d as written
+    assert mul["title"] == "fold_alu: %d' MUL → %d' CONST 15"  # MUL(5, 3): %d rebuilt
     assert [p["laidOut"] for p in mul["panes"]] == [3, 1]  # MUL(5, 3): sources already folded
     identity = browse(f"{url}#entry={X_TIMES_1}", tmp_path, ARTIFACTS / "x_times_1.png")
     assert identity["title"] == "x * 1: %m MUL → %x LOAD"

@@ -147,7 +147,12 @@ def page_data(text: str, path: str, passes: list[Pass]) -> dict[str, Any]:
 
     source_lines = text.split("\n")
     node_lines = _lines(nodes.ids, lines, trace)
-    names = {i: _statement_name(source_lines, lines[u]) for u, i in nodes.ids.items() if u in lines}
+    # A UOp a rewrite built goes by the name of the statement it stands for, primed: %x'.
+    names = {
+        i: _statement_name(source_lines, line) + ("" if u in lines else "'")
+        for (u, i), line in zip(nodes.ids.items(), node_lines, strict=True)
+        if line is not None
+    }
     placed, around = _loops((g for g in graphs if g.op is Op.SINK), nodes.ids)
     return {
         "path": path,

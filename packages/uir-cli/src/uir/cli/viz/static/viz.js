@@ -1,8 +1,8 @@
 // uir viz: a program's graph and every rewrite step. Plain JS, no build step.
 //
 // DATA (written by uir/cli/viz/data.py) lists every UOp once, as [op, type, arg, sources]; graphs,
-// passes and rule steps name UOps by their index there. The layout is dagre's (static/dagre.min.js);
-// drawing is on a canvas, and only what lies in view is drawn.
+// passes and rule steps name UOps by their index there. The layout is dagre's
+// (static/dagre.min.js); drawing is on a canvas, and only what lies in view is drawn.
 "use strict";
 
 const DATA = JSON.parse(document.getElementById("uir-data").textContent);
@@ -140,7 +140,7 @@ class GraphView {
     const { ids, shown, frontier } = visibleGraph(this.roots, this.depth);
     this.shown = shown;
     this.frontier = frontier;
-    const g = new dagre.graphlib.Graph({ compound: true });
+    const g = new dagre.graphlib.Graph({ compound: true, multigraph: true });
     g.setGraph({ rankdir: "TB", nodesep: 14, ranksep: 28, marginx: 20, marginy: 20 });
     g.setDefaultEdgeLabel(() => ({}));
     for (const id of ids) {
@@ -172,7 +172,10 @@ class GraphView {
       }
     }
     for (const id of ids) {
-      for (const s of NODES[id][3]) if (shown.has(s)) g.setEdge(String(s), String(id));
+      // One edge per source, so that ADD(x, x) shows both: edges are named by position.
+      NODES[id][3].forEach((s, k) => {
+        if (shown.has(s)) g.setEdge(String(s), String(id), {}, String(k));
+      });
     }
     dagre.layout(g);
     this.boxes = ids.map((id) => ({ id, ...g.node(String(id)) }));
@@ -181,8 +184,8 @@ class GraphView {
     this.edges = g.edges().map((e) => {
       const pts = g.edge(e).points;
       const xs = pts.map((p) => p.x), ys = pts.map((p) => p.y);
-      return { from: +e.v, to: +e.w, pts, x0: Math.min(...xs), x1: Math.max(...xs),
-               y0: Math.min(...ys), y1: Math.max(...ys) };
+      return { from: +e.v, to: +e.w, first: e.name === "0", pts,
+               x0: Math.min(...xs), x1: Math.max(...xs), y0: Math.min(...ys), y1: Math.max(...ys) };
     });
     this.size = g.graph();
     this.draw();
@@ -238,9 +241,8 @@ class GraphView {
     }
     for (const e of this.edges) {
       if (!inView(e.x0, e.y0, e.x1, e.y1)) continue;
-      const first = NODES[e.to][3][0] === e.from;
-      const memory = first && NODES[e.to][0] === "AFTER";
-      const body = first && NODES[e.to][0] === "CALL";
+      const memory = e.first && NODES[e.to][0] === "AFTER";
+      const body = e.first && NODES[e.to][0] === "CALL";
       ctx.strokeStyle = memory ? memoryColor(e.to) : body ? "#5aa348" : "#999";
       ctx.lineWidth = memory ? 3 : 1;
       ctx.setLineDash(body ? [6, 3] : []);
@@ -358,12 +360,13 @@ function buildEntries() {
     const count = p.steps.length;
     const note = p.after === null ? "failed" : p.after === p.before ? "no change"
       : `${count} rule${count === 1 ? "" : "s"}`;
-    entries.push({ kind: "pass", pass: k, title: `pass ${p.name} (${note})`, failed: p.after === null,
-                   before: [p.before], after: p.after === null ? null : [p.after] });
+    entries.push({ kind: "pass", pass: k, title: `pass ${p.name} (${note})`,
+                   failed: p.after === null, before: [p.before],
+                   after: p.after === null ? null : [p.after] });
     for (const s of p.steps) {
       const [rule, before, after] = DATA.steps[s];
       const r = DATA.rules[rule];
-      entries.push({ kind: "step", step: s, rule: r.name, where: shortRule(r),
+      entries.push({ kind: "step", step: s, pass: k, rule: r.name, where: shortRule(r),
                      title: `${r.name}: ${brief(before)} → ${brief(after)}`,
                      before: [before], after: [after] });
     }
@@ -377,14 +380,31 @@ let selected = null;
 let matches = new Set();
 let views = [];
 
+// A pass's rules fold away under it (a click on the pass's arrow); long lists start folded.
+const FOLD_OVER = 200;
+const folded = new Set(DATA.passes.flatMap((p, k) => (p.steps.length > FOLD_OVER ? [k] : [])));
+
 function renderList() {
   const nav = document.getElementById("steps");
   nav.innerHTML = "";
   ENTRIES.forEach((entry, i) => {
     const div = document.createElement("div");
     div.className = `entry ${entry.kind}${entry.failed ? " failed" : ""}`;
-    div.textContent = entry.title;
+    if (entry.kind === "pass" && DATA.passes[entry.pass].steps.length) {
+      const arrow = document.createElement("span");
+      arrow.className = "arrow";
+      arrow.textContent = folded.has(entry.pass) ? "▸ " : "▾ ";
+      arrow.addEventListener("click", (e) => {
+        e.stopPropagation();
+        if (folded.has(entry.pass)) folded.delete(entry.pass); else folded.add(entry.pass);
+        renderList();
+        markCurrent();
+      });
+      div.appendChild(arrow);
+    }
+    div.appendChild(document.createTextNode(entry.title));
     if (entry.kind === "step") {
+      div.hidden = folded.has(entry.pass);
       const where = document.createElement("span");
       where.className = "where";
       where.textContent = `  ${entry.where}`;
@@ -396,13 +416,29 @@ function renderList() {
   });
 }
 
-function choose(i) {
-  current = Math.max(0, Math.min(i, ENTRIES.length - 1));
-  const entry = ENTRIES[current];
+function markCurrent() {
   document.querySelectorAll("nav .entry").forEach((div, k) => {
     div.classList.toggle("selected", k === current);
     if (k === current) div.scrollIntoView({ block: "nearest" });
   });
+}
+
+// The next entry up or down the list that is not folded away.
+function move(by) {
+  let i = current + by;
+  const hidden = (k) => ENTRIES[k].kind === "step" && folded.has(ENTRIES[k].pass);
+  while (i > 0 && i < ENTRIES.length - 1 && hidden(i)) i += by;
+  choose(i);
+}
+
+function choose(i) {
+  current = Math.max(0, Math.min(i, ENTRIES.length - 1));
+  const entry = ENTRIES[current];
+  if (entry.kind === "step" && folded.has(entry.pass)) {
+    folded.delete(entry.pass);
+    renderList();
+  }
+  markCurrent();
   const host = document.getElementById("graphs");
   host.innerHTML = "";
   views = [];
@@ -437,7 +473,8 @@ function choose(i) {
     right.show(entry.after, depth, marksAfter);
   }
   runSearch();
-  history.replaceState(null, "", `#entry=${current}${selected !== null ? `&node=${selected}` : ""}`);
+  const node = selected !== null ? `&node=${selected}` : "";
+  history.replaceState(null, "", `#entry=${current}${node}`);
   publishState();
 }
 
@@ -453,7 +490,8 @@ function select(id) {
   const info = [`${name} = ${op} ${type} ${srcNames} ${arg}`.trim(),
                 line ? `from line ${line}` : "built by a rewrite"];
   if (memory) info.push(`memory: ${DATA.names[memory[0]] || "buffer"}, version ${memory[1]}`);
-  if (DATA.loops[id] !== undefined) info.push(`in the loop of ${DATA.names[DATA.loops[id]] || "a RANGE"}`);
+  const loop = DATA.loops[id];
+  if (loop !== undefined) info.push(`in the loop of ${DATA.names[loop] || "a RANGE"}`);
   document.getElementById("info").textContent = info.join("\n");
   document.querySelectorAll("#source .line").forEach((div) => {
     const on = +div.dataset.line === line;
@@ -553,7 +591,7 @@ function publishState() {
     rules: ENTRIES.filter((e) => e.kind === "step").map((e) => e.rule),
     passes: DATA.passes.map((p) => p.name),
     panes: views.map((v) => ({ laidOut: v.boxes ? v.boxes.length : 0, drawn: v.drawn,
-                               marked: [...v.marks.keys()].filter((id) => v.shown && v.shown.has(id)).length,
+                               marked: [...v.marks.keys()].filter((id) => v.shown?.has(id)).length,
                                clusters: v.clusters ? v.clusters.map((k) => k.cluster) : [] })),
     selected, selectedLine: selected === null ? null : DATA.lines[selected],
     error: DATA.error,
@@ -566,14 +604,17 @@ function publishState() {
 document.getElementById("path").textContent = DATA.path;
 renderSource();
 renderList();
-document.getElementById("search").addEventListener("input", () => { matchIndex = -1; runSearch(); });
+document.getElementById("search").addEventListener("input", () => {
+  matchIndex = -1;
+  runSearch();
+});
 document.getElementById("search").addEventListener("keydown", (e) => {
   if (e.key === "Enter") nextMatch();
 });
 window.addEventListener("keydown", (e) => {
   if (e.target.tagName === "INPUT") return;
-  if (e.key === "j" || e.key === "ArrowDown") { choose(current + 1); e.preventDefault(); }
-  if (e.key === "k" || e.key === "ArrowUp") { choose(current - 1); e.preventDefault(); }
+  if (e.key === "j" || e.key === "ArrowDown") { move(1); e.preventDefault(); }
+  if (e.key === "k" || e.key === "ArrowUp") { move(-1); e.preventDefault(); }
   if (e.key === "f") views.forEach((v) => v.fit());
   if (e.key === "/") { document.getElementById("search").focus(); e.preventDefault(); }
   if (e.key === "Escape") choose(current);
