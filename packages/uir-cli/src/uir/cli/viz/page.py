@@ -6,10 +6,12 @@ from __future__ import annotations
 import html
 import json
 import re
-from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
-STATIC = files("uir.cli.viz") / "static"
+# Package data, installed beside this module (importlib.resources would cost every `uir` command
+# tens of milliseconds of imports at start-up).
+STATIC = Path(__file__).resolve().parent / "static"
 PLACEHOLDER = re.compile(r"\{\{([A-Z]+)\}\}")
 
 
