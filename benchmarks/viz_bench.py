@@ -18,15 +18,7 @@ from uir.cli.viz.page import render_page
 from uir.core import parse
 from uir.core.plugins import load_registry, run_passes
 from uir.core.trace import tracing
-
-
-def chain(links: int) -> str:
-    lines = ["%buf = BUFFER i32[1] 0", "%z = CONST i32 0", "%p = INDEX i32 %buf %z"]
-    lines.append("%x0 = LOAD i32 %p")
-    for k in range(1, links + 1):
-        lines += [f"%c{k} = CONST i32 {k + 1}", f"%m{k} = MUL i32 %x{k - 1} %c{k}"]
-        lines.append(f"%x{k} = ADD i32 %m{k} %x0")
-    return "\n".join([*lines, f"%out = SINK void %x{links}"]) + "\n"
+from uir.testing.chains import chain_text
 
 
 def best_cpu(fn, runs: int = 3) -> float:
@@ -45,7 +37,7 @@ def traced_passes(text: str, passes: list) -> None:
 
 def measure(size: int, passes: list) -> str:
     """One row of figures for a program of about `size` UOps."""
-    text = chain((size - 5) // 3)
+    text = chain_text((size - 5) // 3)
     untraced = best_cpu(lambda: run_passes(parse(text).sink, passes))
     traced = best_cpu(lambda: traced_passes(text, passes))
     built = best_cpu(lambda: page_data(text, "chain.uir", passes))

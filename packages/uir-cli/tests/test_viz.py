@@ -24,6 +24,7 @@ from uir.cli.viz.data import page_data
 from uir.cli.viz.page import render_page
 from uir.core import UOp
 from uir.core.plugins import Pass, load_registry
+from uir.testing.chains import chain_text
 
 FOLDING = """\
 %buf = BUFFER i32[1] 0
@@ -359,21 +360,11 @@ def test_a_page_with_a_parse_error_opens_with_the_error_at_its_line(tmp_path):
     assert state["rules"] == []
 
 
-def chain(links: int) -> str:
-    """A program of 3 * links + 5 UOps: x_k = x_(k-1) * c_k + x_0, the SINK over the last."""
-    lines = ["%buf = BUFFER i32[1] 0", "%z = CONST i32 0", "%p = INDEX i32 %buf %z"]
-    lines.append("%x0 = LOAD i32 %p")
-    for k in range(1, links + 1):
-        lines += [f"%c{k} = CONST i32 {k + 1}", f"%m{k} = MUL i32 %x{k - 1} %c{k}"]
-        lines.append(f"%x{k} = ADD i32 %m{k} %x0")
-    return "\n".join([*lines, f"%out = SINK void %x{links}"]) + "\n"
-
-
 @needs_chromium
 def test_a_large_graph_is_laid_out_in_part_and_search_shows_a_deep_uop(tmp_path):
     links = 250  # 755 UOps, over the 500 laid out at once
     source, out = tmp_path / "p.uir", tmp_path / "p.html"
-    source.write_text(chain(links))
+    source.write_text(chain_text(links))
     assert main(["viz", str(source), "--html", str(out), "--skip", "fold,simplify"]) == 0
     state = browse(out.as_uri(), tmp_path)
     (pane,) = state["panes"]
