@@ -1,4 +1,5 @@
-"""Installing only uir-core and uir-cli gives a working `uir run`: no backend is needed."""
+"""Installing only uir-core and uir-cli gives a working `uir run` (no backend is needed) and
+`uir viz` (its page assets are package data)."""
 
 import shutil
 import subprocess
@@ -32,3 +33,13 @@ def test_core_and_cli_alone_run_a_program(tmp_path):
         check=False,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "5\n", "")
+    # The viz page's assets are package data: an installed uir-cli writes the whole page.
+    page = tmp_path / "add.html"
+    done = subprocess.run(
+        [str(venv / "bin" / "uir"), "viz", str(program), "--html", str(page)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert "dagre" in page.read_text() and "class GraphView" in page.read_text()

@@ -5,7 +5,8 @@ import pytest
 from uir.core.dtypes import F32, I32, Type, f32, i32
 from uir.core.errors import ParseError
 from uir.core.ops import Op
-from uir.core.parse import FloatLiteral, parse, parse_argument
+from uir.core.parse import FloatLiteral, parse, parse_argument, parse_prefix
+from uir.core.uop import UOp
 
 
 def program(*lines: str):
@@ -182,3 +183,25 @@ def test_an_empty_file_is_a_parse_error():
 def test_types_of_parsed_consts():
     a, b = program("%a = CONST i32 1", "%b = CONST f32 1", "%o = SINK void %a %b").sink.src
     assert (a.type, b.type, a.dtype, b.dtype) == (I32, F32, i32, f32)
+
+
+def test_parse_prefix_builds_the_statements_before_the_error_line():
+    text = "%a = CONST i32 2\n%b = CONST i32 3\n# note\n%c = ADD i32 %a %b\n%d = BAD i32\n"
+    uops, lines = parse_prefix(text, 5)
+    a, b = UOp(Op.CONST, I32, (), 2), UOp(Op.CONST, I32, (), 3)
+    add = UOp(Op.ADD, I32, (a, b))
+    assert uops == [a, b, add]
+    assert lines == {a: 1, b: 2, add: 4}
+
+
+def test_parse_prefix_stops_at_an_earlier_failing_statement():
+    # Line 4's SINK is not last (the error parse reports, on line 4); line 2 names nothing known.
+    text = (
+        "%a = CONST i32 2\n%b = ADD i32 %a %q\n%c = CONST i32 1\n%o = SINK void %a\n"
+        "%e = CONST i32 5\n"
+    )
+    with pytest.raises(ParseError) as caught:
+        parse(text)
+    assert caught.value.line == 4
+    uops, _ = parse_prefix(text, 4)
+    assert uops == [UOp(Op.CONST, I32, (), 2)]

@@ -13,6 +13,7 @@ from . import plugins_command, program_commands
 from .grading import commands as grading_commands
 from .grading import course_commands
 from .output import flush_output, output_error
+from .viz import command as viz_command
 
 
 class _Parser(argparse.ArgumentParser):
@@ -21,7 +22,13 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
-COMMAND_MODULES = (program_commands, plugins_command, grading_commands, course_commands)
+COMMAND_MODULES = (
+    program_commands,
+    plugins_command,
+    grading_commands,
+    course_commands,
+    viz_command,
+)
 
 
 def _plugin_option(parser: argparse.ArgumentParser, dest: str) -> None:

@@ -8,7 +8,7 @@ import sys
 from uir.core import UOp, print_program
 from uir.core.errors import BackendError
 from uir.core.output import format_value
-from uir.core.plugins import Backend, Registry, load_registry, run_passes
+from uir.core.plugins import Backend, Pass, Registry, load_registry, run_passes
 from uir.core.stats import program_stats
 
 from .output import write_output
@@ -19,10 +19,15 @@ def _split(names: str | None) -> list[str]:
     return [n for n in (names or "").split(",") if n]
 
 
+def selected_passes(registry: Registry, args: argparse.Namespace) -> list[Pass]:
+    """The passes `--passes` and `--skip` select, in pipeline order."""
+    return registry.pipeline(_split(args.passes), _split(args.skip))
+
+
 def optimize(sink: UOp, registry: Registry, args: argparse.Namespace) -> UOp:
     """Run the selected passes of the installed pipeline, in pipeline order, each result checked
     (a pass that breaks the program is an internal error naming the pass)."""
-    return run_passes(sink, registry.pipeline(_split(args.passes), _split(args.skip)))
+    return run_passes(sink, selected_passes(registry, args))
 
 
 def _compile_ready(args: argparse.Namespace) -> tuple[Registry, Backend, UOp]:
@@ -79,7 +84,7 @@ def opt_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _pass_options(parser: argparse.ArgumentParser) -> None:
+def pass_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--passes", metavar="A,B", help="run only these passes (in stage order)")
     parser.add_argument("--skip", metavar="C,D", help="skip these passes")
 
@@ -93,7 +98,7 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
         command.add_argument("file", help="a .uir file, or - for standard input")
         command.add_argument("--backend", default=default, help=f"backend (default: {default})")
         command.add_argument("--no-opt", action="store_true", help="skip every pass")
-        _pass_options(command)
+        pass_options(command)
         if name == "run":
             command.add_argument(
                 "--stats",
@@ -117,5 +122,5 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
         "opt", parents=[common], help="print a program after the installed passes"
     )
     opt.add_argument("file", help="a .uir file, or - for standard input")
-    _pass_options(opt)
+    pass_options(opt)
     opt.set_defaults(handler=opt_command)

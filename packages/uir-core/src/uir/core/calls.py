@@ -41,7 +41,7 @@ def _inline(call: UOp, ctx: Origins | None) -> UOp:
     return substitute(body, args, ctx)
 
 
-inline_rules = Rules([(P(Op.CALL, name="call"), _inline)])
+inline_rules = Rules([(P(Op.CALL, name="call"), _inline)], names=["inline a CALL"])
 """The inlining rule; its context is the Origins table to fill, or None."""
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from .errors import BackendError
 from .pattern import Rules
+from .trace import current_trace
 from .uop import UOp
 
 Origins = dict[UOp, UOp]
@@ -59,6 +60,8 @@ def graph_rewrite(
     origins:      when given, each UOp the walk builds in place of another is recorded there
                   with the input UOp it stands for (rules record what they build inside)
 
+    While a trace is active (uir.core.trace.tracing), each rule that fires is recorded in it.
+
     Raises BackendError when a rule changes a type it may not, or when the rules loop.
     """
     return _Walk(rules, ctx, bottom_up, change_types, origins).run(root)
@@ -73,6 +76,7 @@ class _Walk:
         self.done: dict[UOp, UOp] = {}  # a UOp -> its final form
         self.active: set[UOp] = set()  # UOps on the stack, to catch rules that loop
         self.stack: list[tuple[UOp, int, UOp | None]] = []
+        self.trace = current_trace()  # looked up once per walk: untraced walks pay nothing
 
     def run(self, root: UOp) -> UOp:
         done, stack = self.done, self.stack
@@ -103,7 +107,7 @@ class _Walk:
 
     def _try_rules(self, uop: UOp) -> bool:
         """Replace `uop` by what the first rule that applies gives; False when none applies."""
-        new = self.rules.rewrite(uop, self.ctx)
+        new = self.rules.rewrite(uop, self.ctx, self.trace)
         if new is None:
             return False
         if new.type != uop.type and not self.change_types:
@@ -115,6 +119,8 @@ class _Walk:
         """Give `uop` the final form of `new`, rewriting `new` first if it is not done yet."""
         if self.origins is not None:
             self.origins.setdefault(new, self.origins.get(uop, uop))
+        if self.trace is not None:
+            self.trace.origins.setdefault(new, self.trace.origins.get(uop, uop))
         if new in self.done:
             self._finish(uop, self.done[new])
         else:

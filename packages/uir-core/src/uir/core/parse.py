@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -308,30 +309,27 @@ def _statement(text: str, line: int) -> _Statement:
     return _Statement(line, words[0], Op[words[2]], type_, tuple(rest[:count]), arg)
 
 
-def parse(text: str, path: str = "<input>") -> Program:
-    """Parse a whole .uir file. Raises ParseError on anything the grammar rejects."""
+def _statements(text: str, end_line: int | None = None) -> list[_Statement]:
+    """The statements of `text` (of its lines before `end_line` only, when given)."""
     statements: list[_Statement] = []
     # Lines end at LF alone (a CR before it is dropped): a form feed or U+2028 in a comment must
     # not start a new line and shift every line number after it.
     for number, raw in enumerate(text.split("\n"), start=1):
+        if end_line is not None and number >= end_line:
+            break
         code = raw.removesuffix("\r").split("#", 1)[0].strip(" \t")
         if code:
             statements.append(_statement(code, number))
-    if not statements:
-        raise ParseError("no statements: a program ends with a SINK", 1)
-    sinks = [s for s in statements if s.op is Op.SINK]
-    if not sinks:
-        raise ParseError("no SINK: the last statement must be the SINK", statements[-1].line)
-    if len(sinks) > 1:
-        raise ParseError(f"a second SINK (the first is on line {sinks[0].line})", sinks[1].line)
-    if statements[-1].op is not Op.SINK:
-        raise ParseError("the SINK must be the last statement", sinks[0].line)
+    return statements
 
-    defined_at = {}
+
+def _define(statements: list[_Statement]) -> Iterator[tuple[_Statement, UOp]]:
+    """Each statement with the UOp it defines, in order; a ParseError at the first statement
+    whose names do not resolve."""
+    defined_at: dict[str, int] = {}
     for s in statements:
         defined_at.setdefault(s.name, s.line)
     names: dict[str, UOp] = {}
-    lines: dict[UOp, int] = {}
     for s in statements:
         if s.name in names:
             raise ParseError(f"{s.name} is already defined on line {defined_at[s.name]}", s.line)
@@ -345,7 +343,38 @@ def parse(text: str, path: str = "<input>") -> Program:
             else:
                 raise ParseError(f"undefined name {operand}", s.line)
         arg = const_value(s.arg, s.type) if s.op is Op.CONST else s.arg
-        uop = UOp(s.op, s.type, tuple(src), arg)
-        names[s.name] = uop
+        uop = names[s.name] = UOp(s.op, s.type, tuple(src), arg)
+        yield s, uop
+
+
+def parse(text: str, path: str = "<input>") -> Program:
+    """Parse a whole .uir file. Raises ParseError on anything the grammar rejects."""
+    statements = _statements(text)
+    if not statements:
+        raise ParseError("no statements: a program ends with a SINK", 1)
+    sinks = [s for s in statements if s.op is Op.SINK]
+    if not sinks:
+        raise ParseError("no SINK: the last statement must be the SINK", statements[-1].line)
+    if len(sinks) > 1:
+        raise ParseError(f"a second SINK (the first is on line {sinks[0].line})", sinks[1].line)
+    if statements[-1].op is not Op.SINK:
+        raise ParseError("the SINK must be the last statement", sinks[0].line)
+    lines: dict[UOp, int] = {}
+    for s, uop in _define(statements):
         lines.setdefault(uop, s.line)
-    return Program(names[statements[-1].name], lines, path)
+    return Program(uop, lines, path)
+
+
+def parse_prefix(text: str, end_line: int) -> tuple[list[UOp], dict[UOp, int]]:
+    """What the statements before `end_line` define, up to the first that fails: the UOps in
+    statement order and the line of each. This is what a viewer can still show of a program
+    whose parse error is on `end_line`; nothing here is checked beyond what parsing checks."""
+    uops: list[UOp] = []
+    lines: dict[UOp, int] = {}
+    try:
+        for s, uop in _define(_statements(text, end_line)):
+            uops.append(uop)
+            lines.setdefault(uop, s.line)
+    except ParseError:
+        pass  # an earlier error than the one reported: keep what came before it
+    return uops, lines

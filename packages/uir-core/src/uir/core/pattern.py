@@ -27,6 +27,7 @@ from typing import Any
 
 from .dtypes import DTYPES, DType
 from .ops import COMMUTATIVE, Op
+from .trace import RuleInfo, Trace, rule_info
 from .uop import UOp, arg_key
 
 INTS = frozenset(d for d in DTYPES.values() if d.is_int)
@@ -214,8 +215,9 @@ def _match_sources(
 
 
 Rule = tuple[Pat, Rewrite]
-# A rule as a table holds it: whether the rewrite wants the context is decided once, here.
-_Entry = tuple[Pat, Rewrite, bool]
+# A rule as a table holds it: whether the rewrite wants the context is decided once, here; the
+# last field is the rule's position in the table (what a trace names).
+_Entry = tuple[Pat, Rewrite, bool, int]
 
 
 class Rules:
@@ -223,31 +225,46 @@ class Rules:
 
     `rewrite(uop, ctx)` tries, in table order, the rules whose pattern can match `uop.op`, and
     returns the first replacement a rule gives, or None when none applies. Tables combine with `+`.
+    `names`, when given, names each rule (a trace shows the name; unnamed rules go by their
+    rewrite function's name).
     """
 
-    def __init__(self, rules: Iterable[Rule]) -> None:
+    def __init__(self, rules: Iterable[Rule], names: Iterable[str | None] = ()) -> None:
         self.rules: tuple[Rule, ...] = tuple(rules)
+        given = tuple(names)
+        self.names: tuple[str | None, ...] = given + (None,) * (len(self.rules) - len(given))
         by_op: dict[Op, list[_Entry]] = {op: [] for op in Op}
-        for pattern, rewrite in self.rules:
-            entry = (pattern, rewrite, _wants_ctx(pattern, rewrite))
+        for index, (pattern, rewrite) in enumerate(self.rules):
+            entry = (pattern, rewrite, _wants_ctx(pattern, rewrite), index)
             for op in pattern.ops if pattern.ops is not None else Op:
                 by_op[op].append(entry)
         self._by_op_id = {id(op): entries for op, entries in by_op.items()}
+        self._info: dict[int, RuleInfo] = {}
 
     def __add__(self, other: Rules) -> Rules:
-        return Rules(self.rules + other.rules)
+        return Rules(self.rules + other.rules, self.names + other.names)
 
     def __len__(self) -> int:
         return len(self.rules)
 
-    def rewrite(self, uop: UOp, ctx: Any = None) -> UOp | None:
-        """The replacement of `uop` by the first rule that applies, or None."""
-        for pattern, rewrite, wants_ctx in self._by_op_id[id(uop.op)]:
+    def rewrite(self, uop: UOp, ctx: Any = None, trace: Trace | None = None) -> UOp | None:
+        """The replacement of `uop` by the first rule that applies, or None; recorded in `trace`
+        when one is given (checked only once a rule fires, so an untraced walk pays nothing)."""
+        for pattern, rewrite, wants_ctx, index in self._by_op_id[id(uop.op)]:
             for captures in pattern.match(uop):
                 result = rewrite(ctx=ctx, **captures) if wants_ctx else rewrite(**captures)
                 if result is not None and result is not uop:
+                    if trace is not None:
+                        trace.record(self._rule_info(index), uop, result)
                     return result
         return None
+
+    def _rule_info(self, index: int) -> RuleInfo:
+        info = self._info.get(index)
+        if info is None:
+            pattern, rewrite = self.rules[index]
+            info = self._info[index] = rule_info(self.names[index], pattern, rewrite)
+        return info
 
 
 def _wants_ctx(pattern: Pat, rewrite: Rewrite) -> bool:

@@ -13,6 +13,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -22,6 +23,7 @@ from .dtypes import DType
 from .errors import BackendError, UIRError, UsageError, VerifyError
 from .ops import Op
 from .parse import Program
+from .trace import current_trace
 from .uop import UOp
 from .verify import verify
 
@@ -140,17 +142,22 @@ def run_passes(sink: UOp, passes: Iterable[Pass]) -> UOp:
 
     A pass must return a verified program (uir.md section 6) that prints what its input prints:
     as many outputs, each of the same dtype and size. Raises BackendError naming the first pass
-    that raises, returns something else, or changes what the program prints.
+    that raises, returns something else, or changes what the program prints. While a trace is
+    active (uir.core.trace.tracing), each pass is recorded in it with the graph it gave.
     """
     printed = _printed(sink)
     results: list[tuple[Pass, UOp]] = []
+    trace = current_trace()
     for p in passes:
-        try:
-            new = p.run(sink)
-        except UIRError as exc:
-            raise BackendError(f"pass '{p.name}' failed: {exc.message}") from exc
-        except Exception as exc:
-            raise BackendError(f"pass '{p.name}' failed: {type(exc).__name__}: {exc}") from exc
+        with nullcontext() if trace is None else trace.in_pass(p.name, sink) as record:
+            try:
+                new = p.run(sink)
+            except UIRError as exc:
+                raise BackendError(f"pass '{p.name}' failed: {exc.message}") from exc
+            except Exception as exc:
+                raise BackendError(f"pass '{p.name}' failed: {type(exc).__name__}: {exc}") from exc
+            if record is not None:
+                record.after = new
         if not isinstance(new, UOp) or new.op is not Op.SINK:
             raise BackendError(f"pass '{p.name}' returned {new!r}, not a SINK")
         if _printed(new) != printed:

@@ -589,7 +589,7 @@ def table(rules: list[NamedRule]) -> Rules:
         if name in NAMED_RULES:
             raise ValueError(f"two simplify rules are named {name!r}")
         NAMED_RULES[name] = (pattern, rewrite)
-    return Rules(NAMED_RULES[name] for name, _, _ in rules)
+    return Rules((NAMED_RULES[name] for name, _, _ in rules), (name for name, _, _ in rules))
 
 
 x = P.var("x")
