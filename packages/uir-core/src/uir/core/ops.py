@@ -84,3 +84,8 @@ COMPARE = frozenset({Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE})
 # Every op that computes elementwise on values through the semantics table.
 ALU = UNARY | BINARY | COMPARE | {Op.WHERE, Op.CAST, Op.BITCAST}
 COMMUTATIVE = frozenset({Op.ADD, Op.MUL, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR, Op.CMPEQ, Op.CMPNE})
+
+# The words an argument may hold besides op names. PARALLEL marks a RANGE whose iterations are
+# independent (spec/uir-week7.md); a word is kept as its text.
+PARALLEL = "PARALLEL"
+WORDS = frozenset({PARALLEL})

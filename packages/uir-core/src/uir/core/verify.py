@@ -15,7 +15,7 @@ from .calls import Origins, inline_calls
 from .dtypes import BOOL, I32, VOID, Type
 from .elements import Elements
 from .errors import VerifyError
-from .loops import end_stores
+from .loops import end_stores, is_parallel, range_arg
 from .memory import VERSIONS, Kind, buffer_of, kind
 from .ops import ALU, BINARY, BITWISE, COMPARE, FLOAT_BINARY, FLOAT_UNARY, INT_BINARY, Op
 from .parse import LongInt, Program
@@ -303,6 +303,7 @@ def _check_after(c: _Checker, uop: UOp) -> None:
             )
         if dep.op is Op.END and not any(buffer_of(s) is buffer for s in end_stores(dep)):
             raise c.fail(uop, f"the END{c.line_note(dep)} writes no element of this AFTER's buffer")
+        _check_parallel_dep(c, uop, buffer, dep)
 
 
 def _check_alu(c: _Checker, uop: UOp) -> None:
@@ -363,9 +364,31 @@ def _check_alu(c: _Checker, uop: UOp) -> None:
             raise c.fail(uop, f"{op} takes numbers, got {dtype}")
 
 
+def _check_parallel_dep(c: _Checker, after: UOp, buffer: UOp, dep: UOp) -> None:
+    """What an AFTER may not say of a PARALLEL range (spec/uir-week7.md): that an iteration reads
+    a global buffer written by an earlier one, or that a LOCAL written inside the loop, each
+    iteration's own scratch, is read after it."""
+    if dep.op is Op.RANGE and is_parallel(dep) and buffer.op is Op.BUFFER:
+        raise c.fail(
+            after,
+            f"this AFTER carries a global buffer across the PARALLEL RANGE{c.line_note(dep)}: "
+            "its iterations would not be independent; drop PARALLEL from that RANGE",
+        )
+    if dep.op is Op.END and buffer.op is Op.LOCAL:
+        parallel = [r for r in dep.src[1:] if is_parallel(r)]
+        if parallel:
+            raise c.fail(
+                after,
+                f"this AFTER reads a LOCAL after the loop of the PARALLEL RANGE"
+                f"{c.line_note(parallel[0])} that writes it: there each iteration has its own "
+                "copy, so no value survives the loop",
+            )
+
+
 def _check_range(c: _Checker, uop: UOp) -> None:
     c.arity(uop, 1)
-    c.slot(uop, "an id")
+    if range_arg(uop.arg) is None:
+        raise c.fail(uop, "RANGE takes an id (an int >= 0) or (id, PARALLEL)")
     if uop.type != I32:
         raise c.fail(uop, f"RANGE counts in i32, not {uop.type}")
     end = uop.src[0]
