@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+from collections.abc import Sequence
+from pathlib import Path
 
 from uir.backend.c.abi import ENTRY, storage_ctype
 from uir.backend.c.runtime import CompiledProgram
@@ -21,7 +23,7 @@ from uir.backend.c.toolchain import compile_shared
 from uir.core.errors import BackendError
 from uir.core.uop import UOp
 
-from .render import Rendered
+from .render import Rendered, bundle, render_cuda
 
 HEADER = """\
 /* uir_cuda_emu.h: CUDA kernels as C++ on the CPU. */
@@ -74,14 +76,14 @@ def cxx() -> list[str] | None:
     return None
 
 
-def host_entry(rendered: Rendered) -> str:
+def host_entry(rendered: Rendered, entry: str = ENTRY) -> str:
     """`uir_program` with the C ABI: zeroed scratch, each kernel launched in order."""
     abi = rendered.abi
     names = [f"buf{b.slot}" for b in abi.buffers] + [f"out{i}" for i in range(len(abi.outputs))]
     types = [storage_ctype(t.dtype) for t in abi.arg_types]
     params = [f"{t} *{n}" for t, n in zip(types, names, strict=True)]
     args = names + [s.name for s in rendered.scratch]
-    lines = [f'extern "C" void {ENTRY}({", ".join(params) or "void"}) {{']
+    lines = [f'extern "C" void {entry}({", ".join(params) or "void"}) {{']
     for s in rendered.scratch:
         lines.append(
             f"    {s.ctype} *{s.name} = ({s.ctype} *)calloc({max(s.count, 1)}, sizeof({s.ctype}));"
@@ -101,10 +103,28 @@ def emulated_source(rendered: Rendered) -> str:
     return "\n\n".join([HEADER, rendered.source, host_entry(rendered)]) + "\n"
 
 
-def compile_emulated(rendered: Rendered, flat: UOp) -> CompiledProgram:
-    """The program built for the CPU and loaded like a C backend program."""
+def _build(source: str) -> Path:
     command = cxx()
     if command is None:
         raise BackendError("no C++ compiler found (set $CXX or install c++)")
-    library = compile_shared([emulated_source(rendered)], FLAGS, command=command)
-    return CompiledProgram(library, rendered.abi, flat)
+    return compile_shared([source], FLAGS, command=command)
+
+
+def compile_emulated(rendered: Rendered, flat: UOp) -> CompiledProgram:
+    """The program built for the CPU and loaded like a C backend program."""
+    return CompiledProgram(_build(emulated_source(rendered)), rendered.abi, flat)
+
+
+def compile_many(flats: Sequence[UOp]) -> list[CompiledProgram]:
+    """Several programs (CALLs inlined) built by one compiler run, program i with entry point
+    `uir_program_i` (each C++ compile costs a good fraction of a second)."""
+    entries = [f"{ENTRY}_{i}" for i in range(len(flats))]
+    rendered = [render_cuda(f, f"uir_p{i}") for i, f in enumerate(flats)]
+    units = [
+        r.source + "\n" + host_entry(r, e) + "\n" for r, e in zip(rendered, entries, strict=True)
+    ]
+    library = _build(HEADER + "\n\n" + bundle(units))
+    return [
+        CompiledProgram(library, r.abi, f, e)
+        for r, f, e in zip(rendered, flats, entries, strict=True)
+    ]

@@ -237,8 +237,9 @@ class _KernelEmitter(Emitter):
 
 
 class _Renderer:
-    def __init__(self, flat: UOp) -> None:
+    def __init__(self, flat: UOp, prefix: str) -> None:
         self.flat = flat
+        self.prefix = prefix
         self.abi = layout(flat)
         self.helpers = Helpers()
         nest = loop_schedule(flat)
@@ -318,7 +319,7 @@ class _Renderer:
         self._export(emitter, k, part)
         if k == len(self.parts) - 1:
             emitter.outputs()
-        name = f"uir_kernel{k}"
+        name = f"{self.prefix}_kernel{k}"
         lines = [*emitter.declarations, *emitter.body]
         body = "\n".join(f"    {line}" for line in lines)
         params = ", ".join(self.parameters())
@@ -415,7 +416,14 @@ def _header(abi: Layout, kernels: list[Kernel], scratch: list[Scratch]) -> str:
     return "\n".join(lines)
 
 
-def render_cuda(flat: UOp) -> Rendered:
+def render_cuda(flat: UOp, prefix: str = "uir") -> Rendered:
     """The CUDA translation unit of a verified program with its CALLs inlined
-    (uir.core.calls.inline_calls), with its kernels and scratch."""
-    return _Renderer(flat).render()
+    (uir.core.calls.inline_calls), with its kernels and scratch. Kernels are named
+    `{prefix}_kernel0, 1, ...`: programs bundled into one unit need distinct prefixes."""
+    return _Renderer(flat, prefix).render()
+
+
+def bundle(sources: list[str]) -> str:
+    """Several programs' sources (rendered with distinct prefixes) as one translation unit, each
+    in a namespace of its own: one NVRTC or C++ compiler run for many programs (tests)."""
+    return "\n".join(f"namespace uir_p{i} {{\n{s}}}\n" for i, s in enumerate(sources))
