@@ -31,7 +31,7 @@ from uir.backend.c.prelude import Helpers
 from uir.backend.c.render import Emitter
 from uir.core.bounds import bounds
 from uir.core.errors import BackendError
-from uir.core.loops import is_parallel
+from uir.core.loops import is_parallel, range_id
 from uir.core.memory import window
 from uir.core.ops import Op
 from uir.core.schedule import Block, flatten, loop_schedule
@@ -404,7 +404,7 @@ def _header(abi: Layout, kernels: list[Kernel], scratch: list[Scratch]) -> str:
         " * Kernels, launched in this order, each with every parameter below:",
     ]
     for k in kernels:
-        shared = ", ".join(f"RANGE {r.arg}" for r in k.ranges) or "one thread"
+        shared = ", ".join(f"RANGE id {range_id(r)}" for r in k.ranges) or "one thread"
         lines.append(f" *   {k.name}<<<{k.blocks}, {k.threads}>>>: {shared}")
     lines.append(" * Parameters: the C backend's ABI (buffers in slot order, then outputs), then")
     lines.append(" * zeroed scratch arrays:")
