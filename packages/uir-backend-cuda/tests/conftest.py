@@ -1,5 +1,5 @@
-"""Shared fixtures: the suite programs of weeks 1-3 that run (expect-exit 0), parsed and
-verified, their CALLs inlined."""
+"""Shared fixtures: the suite programs of weeks 1-3 that run (expect-exit 0), and the programs of
+tests/programs/, each parsed and verified, its CALLs inlined."""
 
 from __future__ import annotations
 
@@ -24,7 +24,28 @@ def suite_programs() -> tuple[tuple[Path, UOp], ...]:
         for path in sorted(directory.glob("*.uir")):
             text = path.read_text()
             if re.search(r"^# expect-exit: [1-9]", text, re.M) is None:
-                program = parse(text, str(path))
-                verify(program)
-                found.append((path, inline_calls(program.sink)))
+                found.append((path, _load(text, str(path))))
     return tuple(found)
+
+
+PROGRAMS = Path(__file__).parent / "programs"
+
+
+def _load(text: str, name: str = "<program>") -> UOp:
+    program = parse(text, name)
+    verify(program)
+    return inline_calls(program.sink)
+
+
+@pytest.fixture(scope="session")
+def program():
+    """`program(name)`: tests/programs/NAME.uir parsed and verified, its CALLs inlined;
+    `program(name, (old, new), ...)` first replaces text in it."""
+
+    def load(name: str, *replacements: tuple[str, str]) -> UOp:
+        text = (PROGRAMS / f"{name}.uir").read_text()
+        for old, new in replacements:
+            text = text.replace(old, new)
+        return _load(text)
+
+    return load
