@@ -121,6 +121,50 @@ class GpuProgram:
 
     def run(self, inputs: Mapping[int, np.ndarray] | None = None) -> list[np.ndarray]:
         """Run once on fresh buffers; one array per SINK source, as the interpreter gives it."""
+        hosts, device, params = self._upload(inputs)
+        try:
+            self._launch(params)
+            _call("kernel run", _driver().cuCtxSynchronize())
+            for host, pointer in zip(hosts, device.pointers, strict=False):
+                if host.nbytes:
+                    _call(
+                        "copy from the GPU",
+                        _driver().cuMemcpyDtoH(host.ctypes.data, pointer, host.nbytes),
+                    )
+        finally:
+            device.free()
+        return read_back(self.sink, self.rendered.abi, hosts)
+
+    def time_kernels(
+        self, inputs: Mapping[int, np.ndarray] | None = None, repeats: int = 5
+    ) -> list[float]:
+        """Seconds each of `repeats` launches of all the kernels took on the GPU (CUDA events),
+        after one launch that warms up; the buffers are uploaded once (a benchmark's figures)."""
+        driver = _driver()
+        _, device, params = self._upload(inputs)
+        flags = driver.CUevent_flags.CU_EVENT_DEFAULT
+        start = _call("event creation", driver.cuEventCreate(flags))
+        stop = _call("event creation", driver.cuEventCreate(flags))
+        try:
+            self._launch(params)
+            times = []
+            for _ in range(repeats):
+                _call("event record", driver.cuEventRecord(start, 0))
+                self._launch(params)
+                _call("event record", driver.cuEventRecord(stop, 0))
+                _call("kernel run", driver.cuEventSynchronize(stop))
+                times.append(_call("event timing", driver.cuEventElapsedTime(start, stop)) / 1e3)
+            return times
+        finally:
+            driver.cuEventDestroy(start)
+            driver.cuEventDestroy(stop)
+            device.free()
+
+    def _upload(
+        self, inputs: Mapping[int, np.ndarray] | None
+    ) -> tuple[list[np.ndarray], _DeviceArrays, np.ndarray]:
+        """The host arrays of the ABI's parameters, their device copies (then the zeroed scratch
+        arrays), and the kernel parameter block pointing at them."""
         driver = _driver()
         abi = self.rendered.abi
         _call("context switch", driver.cuCtxSetCurrent(self._context))
@@ -129,47 +173,28 @@ class GpuProgram:
         hosts += [np.zeros(t.size, dtype=abi_numpy(t.dtype)) for t in abi.outputs]
         device = _DeviceArrays()
         try:
-            pointers = []
             for host in hosts:
                 pointer = device.alloc(host.nbytes)
                 if host.nbytes:
-                    _call(
-                        "copy to the GPU",
-                        driver.cuMemcpyHtoD(pointer, host.ctypes.data, host.nbytes),
-                    )
-                pointers.append(pointer)
+                    copied = driver.cuMemcpyHtoD(pointer, host.ctypes.data, host.nbytes)
+                    _call("copy to the GPU", copied)
             for s in self.rendered.scratch:
                 nbytes = s.count * s.itemsize
                 pointer = device.alloc(nbytes)
                 _call("zeroing scratch", driver.cuMemsetD8(pointer, 0, max(nbytes, 1)))
-                pointers.append(pointer)
-            # cuLaunchKernel takes the address of an array of addresses, one per parameter.
-            values = [np.array([int(p)], dtype=np.uint64) for p in pointers]
-            params = np.array([v.ctypes.data for v in values], dtype=np.uint64)
-            for kernel, function in zip(self.rendered.kernels, self._functions, strict=True):
-                _call(
-                    f"launch of {kernel.name}",
-                    driver.cuLaunchKernel(
-                        function,
-                        kernel.blocks,
-                        1,
-                        1,
-                        kernel.threads,
-                        1,
-                        1,
-                        0,
-                        0,
-                        params.ctypes.data,
-                        0,
-                    ),
-                )
-            _call("kernel run", driver.cuCtxSynchronize())
-            for host, pointer in zip(hosts, pointers, strict=False):
-                if host.nbytes:
-                    _call(
-                        "copy from the GPU",
-                        driver.cuMemcpyDtoH(host.ctypes.data, pointer, host.nbytes),
-                    )
-        finally:
+        except BaseException:
             device.free()
-        return read_back(self.sink, abi, hosts)
+            raise
+        # cuLaunchKernel takes the address of an array of addresses, one per parameter: the
+        # arrays it points into stay alive with the program, until the next upload.
+        self._values = [np.array([int(p)], dtype=np.uint64) for p in device.pointers]
+        params = np.array([v.ctypes.data for v in self._values], dtype=np.uint64)
+        return hosts, device, params
+
+    def _launch(self, params: np.ndarray) -> None:
+        driver = _driver()
+        for kernel, function in zip(self.rendered.kernels, self._functions, strict=True):
+            launched = driver.cuLaunchKernel(
+                function, kernel.blocks, 1, 1, kernel.threads, 1, 1, 0, 0, params.ctypes.data, 0
+            )
+            _call(f"launch of {kernel.name}", launched)
