@@ -105,3 +105,13 @@ def test_more_iterations_than_threads_take_turns(program) -> None:
     sink = program("fill", ("i32[5]", "i32[70000]"), ("CONST i32 5", "CONST i32 70000"))
     (out,) = run(sink)
     assert out.tolist() == [3 * i for i in range(70000)]
+
+
+@needs_cxx
+def test_a_private_and_a_shared_local(program) -> None:
+    sink = program("column_sum")
+    r = render_cuda(sink)
+    assert [s.name for s in r.scratch] == ["scratch0"]  # the total's LOCAL; each column's is private
+    _, partial, total = run(sink)
+    assert partial.tolist() == [111, 222, 333, 444]
+    assert total.tolist() == [1110]

@@ -276,7 +276,7 @@ class _Renderer:
                     and root not in private
                     and root not in self.shared
                 ):
-                    name = self.shared[root] = f"local{len(self.shared)}"
+                    name = self.shared[root] = f"scratch{len(self.shared)}"
                     ctype, itemsize = storage_ctype(root.dtype), storage_itemsize(root.dtype)
                     self.scratch.append(Scratch(name, ctype, root.type.size, itemsize))
 
