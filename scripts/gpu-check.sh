@@ -10,16 +10,18 @@
 #   scripts/gpu-check.sh --dry-run   the same steps through cuda-emu (CPU), small benchmark sizes
 #
 # The tests run this installation (trusted: no sandbox) without a memory limit (a CUDA context
-# reserves far more address space than it uses), each in a fresh Python (a CUDA context does not
-# survive the fork of a preloaded one).
+# reserves far more address space than it uses), on a GPU each in a fresh Python (a CUDA context
+# does not survive a fork; cuda-emu forks a preloaded Python as usual).
 set -euo pipefail
 
 backend=cuda
 bench_size=()
+fresh=(--no-fork-server)
 case "${1:-}" in
     --dry-run)
         backend=cuda-emu
         bench_size=(--small)
+        fresh=()
         ;;
     "") ;;
     *)
@@ -42,7 +44,7 @@ fi
 
 step "suites through --backend $backend"
 mapfile -t suites < <(find suites -mindepth 1 -maxdepth 1 -type d -name 'week*' | sort)
-uv run uir test "${suites[@]}" --backend "$backend" --no-fork-server --memory-limit 0 --timeout 60
+uv run uir test "${suites[@]}" --backend "$backend" "${fresh[@]}" --memory-limit 0 --timeout 60
 
 step "uir-backend-cuda tests"
 uv run pytest packages/uir-backend-cuda -p no:cacheprovider -rs
