@@ -239,7 +239,9 @@ def main() -> int:
     def matmul_ok(out: list) -> bool:
         got = out[0].reshape(size, size)
         want = [in_order(ma[i, :] * mb[:, j]) for i, j in picks]
-        return all(got[i, j].tobytes() == w.tobytes() for (i, j), w in zip(picks, want))
+        return all(
+            got[i, j].tobytes() == w.tobytes() for (i, j), w in zip(picks, want, strict=True)
+        )
 
     run(
         f"matmul {size}^3 f32",

@@ -111,7 +111,8 @@ def test_more_iterations_than_threads_take_turns(program) -> None:
 def test_a_private_and_a_shared_local(program) -> None:
     sink = program("column_sum")
     r = render_cuda(sink)
-    assert [s.name for s in r.scratch] == ["scratch0"]  # the total's LOCAL; each column's is private
+    # the total's LOCAL is shared scratch; each column's accumulator is its thread's own
+    assert [s.name for s in r.scratch] == ["scratch0"]
     _, partial, total = run(sink)
     assert partial.tolist() == [111, 222, 333, 444]
     assert total.tolist() == [1110]
