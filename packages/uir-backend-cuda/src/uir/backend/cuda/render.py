@@ -16,6 +16,7 @@ array (each iteration's scratch, spec/uir-week7.md rule 3).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from uir.backend.c.abi import (
@@ -112,14 +113,15 @@ class Rendered:
 
     def parameters(self) -> list[str]:
         """Every kernel's parameters, in order (C declarations)."""
-        params = [
-            f"{storage_ctype(b.type.dtype)} *__restrict__ buf{b.slot}" for b in self.abi.buffers
-        ]
-        params += [
-            f"{storage_ctype(t.dtype)} *__restrict__ out{i}" for i, t in enumerate(self.abi.outputs)
-        ]
-        params += [f"{s.ctype} *__restrict__ {s.name}" for s in self.scratch]
-        return params
+        return _parameters(self.abi, self.scratch)
+
+
+def _parameters(abi: Layout, scratch: Sequence[Scratch]) -> list[str]:
+    # __restrict__: no two parameters overlap (the C ABI, and scratch arrays are separate).
+    params = [f"{storage_ctype(b.type.dtype)} *__restrict__ buf{b.slot}" for b in abi.buffers]
+    params += [f"{storage_ctype(t.dtype)} *__restrict__ out{i}" for i, t in enumerate(abi.outputs)]
+    params += [f"{s.ctype} *__restrict__ {s.name}" for s in scratch]
+    return params
 
 
 @dataclass
@@ -231,8 +233,8 @@ class _KernelEmitter(Emitter):
 
     def heap_array(self, ctype: str, name: str, size: int) -> None:
         raise BackendError(
-            f"an array of {size} {ctype} is too large for a CUDA thread's own memory "
-            "(the CUDA backend keeps arrays above 64 KiB in global memory only for LOCALs)"
+            f"an array of {size} {ctype} does not fit the 64 KiB a CUDA thread keeps of its own "
+            "(only a LOCAL that the thread does not write lives in global memory)"
         )
 
 
@@ -322,12 +324,9 @@ class _Renderer:
         name = f"{self.prefix}_kernel{k}"
         lines = [*emitter.declarations, *emitter.body]
         body = "\n".join(f"    {line}" for line in lines)
-        params = ", ".join(self.parameters())
+        params = ", ".join(_parameters(self.abi, self.scratch))
         text = f'extern "C" __global__ void {name}({params}) {{\n{body}\n}}'
         return Kernel(name, launch[0], launch[1], part.ranges), text
-
-    def parameters(self) -> list[str]:
-        return Rendered("", (), self.abi, tuple(self.scratch)).parameters()
 
     def _import(self, emitter: Emitter, uop: UOp) -> None:
         """Make a value computed elsewhere known to this kernel: a CONST again, else read back
