@@ -116,3 +116,13 @@ def test_a_private_and_a_shared_local(program) -> None:
     _, partial, total = run(sink)
     assert partial.tolist() == [111, 222, 333, 444]
     assert total.tolist() == [1110]
+
+
+@needs_cxx
+def test_the_emulator_does_not_hide_a_broken_promise(program) -> None:
+    # Threads run last to first under cuda-emu, so thread 0's store, iteration 0's, lands last.
+    sink = program("broken_promise")
+    (reference,) = evaluate(sink)
+    (emulated,) = CudaEmuBackend().compile(sink).run()
+    assert reference.tolist() == [3]
+    assert emulated.tolist() == [0]

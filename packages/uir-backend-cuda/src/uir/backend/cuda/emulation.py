@@ -2,8 +2,9 @@
 
 The emulation header turns the CUDA names the kernels use into C++: `__global__` and `__device__`
 into nothing, `blockIdx`/`threadIdx`/`blockDim`/`gridDim` into globals that `uir_launch` sets as
-it runs every thread of every block in turn (kernels use no shared memory and no barriers yet, so
-running threads one after another is one valid schedule). A host entry point with the C backend's
+it runs every thread of every block in turn, the last thread first (kernels use no shared memory
+and no barriers yet, so running threads one after another is a valid schedule, and running them
+backwards shows a kernel that relies on their order). A host entry point with the C backend's
 ABI allocates the zeroed scratch arrays and launches each kernel in order, so the program loads
 and runs exactly as the C backend's does (uir.backend.c.runtime.CompiledProgram: forked, on
 shared memory) and its results compare bit for bit with the interpreter's.
@@ -38,15 +39,17 @@ struct uir_dim3 {
     unsigned int x, y, z;
 };
 static uir_dim3 threadIdx, blockIdx, blockDim, gridDim;
-/* Runs `kernel` on a grid of `blocks` blocks of `threads` threads each, one thread at a time. */
+/* Runs `kernel` on a grid of `blocks` blocks of `threads` threads each, one thread at a time,
+   the last first: a GPU keeps no order among threads, and a kernel that relied on one would
+   show it here too rather than pass by luck. */
 template <typename... Params, typename... Args>
 static void uir_launch(void (*kernel)(Params...), unsigned int blocks, unsigned int threads,
                        Args... args) {
     gridDim = {blocks, 1, 1};
     blockDim = {threads, 1, 1};
-    for (unsigned int b = 0; b < blocks; b++) {
+    for (unsigned int b = blocks; b-- > 0;) {
         blockIdx = {b, 0, 0};
-        for (unsigned int t = 0; t < threads; t++) {
+        for (unsigned int t = threads; t-- > 0;) {
             threadIdx = {t, 0, 0};
             kernel(args...);
         }
