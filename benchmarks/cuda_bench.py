@@ -4,7 +4,8 @@
 2. The sum of those 2^24 f32: 65536 threads each sum a column of a 256 x 65536 view in order
    (neighbouring threads read neighbouring elements), then one thread sums the 65536 partial
    sums in order: GB/s read.
-3. A 4096^3 f32 matmul: each thread computes one element of C with a sequential k loop.
+3. A 4096^3 f32 matmul (loop_bench's, its i and j marked PARALLEL): each thread computes one
+   element of C with a sequential k loop.
 
 Each is a week-3 loop program written here by hand, its output ranges marked PARALLEL (the form
 rangeify will generate from shaped programs), checked bit for bit against numpy computing the
@@ -24,6 +25,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from loop_bench import matmul_text  # the week-3 matmul, run from benchmarks/
 
 from uir.backend.cuda.driver import GpuProgram
 from uir.backend.cuda.plugin import CudaBackend, CudaEmuBackend
@@ -118,46 +120,14 @@ def column_sum(rows: int, columns: int) -> str:
 
 
 def matmul(n: int) -> str:
-    """C = A @ B, n x n row-major; each element a sequential k fold from -0.0."""
-    return f"""
-%a = BUFFER f32[{n * n}] 0
-%b = BUFFER f32[{n * n}] 1
-%c = BUFFER f32[{n * n}] 2
-%acc = LOCAL f32[1] 0
-%n = CONST i32 {n}
-%z = CONST i32 0
-%mz = CONST f32 -0.0
-%i = RANGE i32 %n (0, PARALLEL)
-%j = RANGE i32 %n (1, PARALLEL)
-%k = RANGE i32 %n 2
-%accIJ = AFTER f32[1] %acc %i %j
-%a0 = INDEX f32 %accIJ %z
-%init = STORE void %a0 %mz
-%accK = AFTER f32[1] %acc %init %k
-%ak = INDEX f32 %accK %z
-%old = LOAD f32 %ak
-%in = MUL i32 %i %n
-%ik = ADD i32 %in %k
-%pa = INDEX f32 %a %ik
-%va = LOAD f32 %pa
-%kn = MUL i32 %k %n
-%kj = ADD i32 %kn %j
-%pb = INDEX f32 %b %kj
-%vb = LOAD f32 %pb
-%prod = MUL f32 %va %vb
-%new = ADD f32 %old %prod
-%upd = STORE void %ak %new
-%donek = END void %upd %k
-%accD = AFTER f32[1] %acc %donek
-%ad = INDEX f32 %accD %z
-%sum = LOAD f32 %ad
-%ij = ADD i32 %in %j
-%pc = INDEX f32 %c %ij
-%st = STORE void %pc %sum
-%done = END void %st %i %j
-%c1 = AFTER f32[{n * n}] %c %done
-%out = SINK void %c1
-"""
+    """loop_bench's week-3 matmul (accumulator from +0.0), its output ranges marked PARALLEL."""
+    text = matmul_text(n)
+    for name, rid in (("%i", 0), ("%j", 1)):
+        text = text.replace(
+            f"{name} = RANGE i32 %n {rid}", f"{name} = RANGE i32 %n ({rid}, PARALLEL)"
+        )
+    assert text.count("PARALLEL") == 2
+    return text
 
 
 def in_order(terms: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -238,7 +208,8 @@ def main() -> int:
 
     def matmul_ok(out: list) -> bool:
         got = out[0].reshape(size, size)
-        want = [in_order(ma[i, :] * mb[:, j]) for i, j in picks]
+        zero = np.zeros(1, np.float32)
+        want = [in_order(np.concatenate([zero, ma[i, :] * mb[:, j]])) for i, j in picks]
         return all(
             got[i, j].tobytes() == w.tobytes() for (i, j), w in zip(picks, want, strict=True)
         )
