@@ -126,3 +126,13 @@ def test_the_emulator_does_not_hide_a_broken_promise(program) -> None:
     (emulated,) = CudaEmuBackend().compile(sink).run()
     assert reference.tolist() == [3]
     assert emulated.tolist() == [0]
+
+
+@needs_cxx
+def test_a_local_filled_by_one_parallel_kernel_and_read_by_the_next(program) -> None:
+    sink = program("intermediate")
+    r = render_cuda(sink)
+    assert [len(k.ranges) for k in r.kernels] == [1, 1]
+    assert [s.name for s in r.scratch] == ["scratch0"]
+    (out,) = run(sink)
+    assert out.tolist() == [9, 4, 1, 0]

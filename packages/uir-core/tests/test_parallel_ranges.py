@@ -130,28 +130,48 @@ def test_global_buffer_carried_across_a_parallel_range_is_rejected() -> None:
     verify(parse(text.replace("(0, PARALLEL)", "0")))  # the sequential loop is fine
 
 
-def test_local_read_after_its_parallel_loop_is_rejected() -> None:
+def test_local_carried_across_a_parallel_loop_is_not_read_after_it() -> None:
+    # The matmul's accumulator, read once more after the output loops: each (i, j) iteration
+    # has its own, so which one would that be?
+    text = MATMUL.replace(
+        "%c1 = AFTER i32[4] %c %done\n%out = SINK void %c1",
+        "%c1 = AFTER i32[4] %c %done\n%acc2 = AFTER i32[1] %acc %done\n"
+        "%q = INDEX i32 %acc2 %z\n%last = LOAD i32 %q\n%out = SINK void %c1 %last",
+    )
+    with pytest.raises(VerifyError, match="across which it is carried") as info:
+        verify(parse(text))
+    assert info.value.line == text.splitlines().index("%acc2 = AFTER i32[1] %acc %done") + 1
+    sequential = text.replace("(0, PARALLEL)", "0").replace("(1, PARALLEL)", "1")
+    verify(parse(sequential))
+
+
+def test_local_written_by_a_parallel_loop_is_memory_read_after_it() -> None:
+    # Not carried across the loop: an intermediate buffer, each element written by one iteration.
     text = """
-%o = BUFFER i32[1] 0
+%o = BUFFER i32[4] 0
 %t = LOCAL i32[4] 0
 %n = CONST i32 4
-%z = CONST i32 0
+%three = CONST i32 3
 %i = RANGE i32 %n (0, PARALLEL)
+%ii = MUL i32 %i %i
 %p = INDEX i32 %t %i
-%s = STORE void %p %i
+%s = STORE void %p %ii
 %e = END void %s %i
 %t1 = AFTER i32[4] %t %e
-%q = INDEX i32 %t1 %z
+%j = RANGE i32 %n (1, PARALLEL)
+%r = SUB i32 %three %j
+%q = INDEX i32 %t1 %r
 %v = LOAD i32 %q
-%po = INDEX i32 %o %z
+%po = INDEX i32 %o %j
 %so = STORE void %po %v
-%o1 = AFTER i32[1] %o %so
+%eo = END void %so %j
+%o1 = AFTER i32[4] %o %eo
 %out = SINK void %o1
 """
-    with pytest.raises(VerifyError, match="each iteration has its own") as info:
-        verify(parse(text))
-    assert info.value.line == 10
-    verify(parse(text.replace("(0, PARALLEL)", "0")))
+    program = parse(text)
+    verify(program)
+    (out,) = evaluate(program.sink)
+    assert out.tolist() == [9, 4, 1, 0]
 
 
 @pytest.mark.parametrize("arg", ["(0, ADD)", "(-1, PARALLEL)", "(0, PARALLEL, 1)", "(0)"])

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import VerifyError
+from .memory import version_of
 from .ops import PARALLEL, Op
 from .uop import UOp
 
@@ -46,6 +47,17 @@ def is_parallel(rng: UOp) -> bool:
     once (spec/uir-week7.md)."""
     read = range_arg(rng.arg)
     return read is not None and read[1]
+
+
+def carried_across(ref: UOp) -> frozenset[UOp]:
+    """The RANGEs listed by the loop-carried AFTERs in the version chain of a memory reference,
+    place or STORE: the loops across which the version it names is carried."""
+    found: set[UOp] = set()
+    version = version_of(ref)
+    while version.op is Op.AFTER:
+        found.update(d for d in version.src[1:] if d.op is Op.RANGE)
+        version = version_of(version.src[0])
+    return frozenset(found)
 
 
 def ranges_inside(sink: UOp) -> dict[UOp, Ranges]:

@@ -15,7 +15,7 @@ from .calls import Origins, inline_calls
 from .dtypes import BOOL, I32, VOID, Type
 from .elements import Elements
 from .errors import VerifyError
-from .loops import end_stores, is_parallel, range_arg
+from .loops import carried_across, end_stores, is_parallel, range_arg
 from .memory import VERSIONS, Kind, buffer_of, kind
 from .ops import ALU, BINARY, BITWISE, COMPARE, FLOAT_BINARY, FLOAT_UNARY, INT_BINARY, Op
 from .parse import LongInt, Program
@@ -366,7 +366,7 @@ def _check_alu(c: _Checker, uop: UOp) -> None:
 
 def _check_parallel_dep(c: _Checker, after: UOp, buffer: UOp, dep: UOp) -> None:
     """What an AFTER may not say of a PARALLEL range (spec/uir-week7.md): that an iteration reads
-    a global buffer written by an earlier one, or that a LOCAL written inside the loop, each
+    a global buffer written by an earlier one, or that a LOCAL carried across the loop, each
     iteration's own scratch, is read after it."""
     if dep.op is Op.RANGE and is_parallel(dep) and buffer.op is Op.BUFFER:
         raise c.fail(
@@ -375,14 +375,16 @@ def _check_parallel_dep(c: _Checker, after: UOp, buffer: UOp, dep: UOp) -> None:
             "its iterations would not be independent; drop PARALLEL from that RANGE",
         )
     if dep.op is Op.END and buffer.op is Op.LOCAL:
-        parallel = [r for r in dep.src[1:] if is_parallel(r)]
-        if parallel:
-            raise c.fail(
-                after,
-                f"this AFTER reads a LOCAL after the loop of the PARALLEL RANGE"
-                f"{c.line_note(parallel[0])} that writes it: there each iteration has its own "
-                "copy, so no value survives the loop",
-            )
+        parallel = {r for r in dep.src[1:] if is_parallel(r)}
+        for store in end_stores(dep) if parallel else ():
+            carried = carried_across(store) & parallel if buffer_of(store) is buffer else None
+            if carried:
+                raise c.fail(
+                    after,
+                    "this AFTER reads a LOCAL after the loop of the PARALLEL RANGE"
+                    f"{c.line_note(next(iter(carried)))}, across which it is carried: there it "
+                    "is each iteration's own scratch, so no value survives the loop",
+                )
 
 
 def _check_range(c: _Checker, uop: UOp) -> None:

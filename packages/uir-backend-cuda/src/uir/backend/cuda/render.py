@@ -10,8 +10,8 @@ the C backend's `Emitter`, so every op means here exactly what it means in C.
 All kernels take the same parameters: the C ABI's buffers and outputs (uir.backend.c.abi), then
 the scratch arrays a run allocates zeroed (`Scratch`): `uir_values`, through which a value
 computed in one kernel reaches the kernels that use it, and one array per LOCAL that several
-threads or kernels share. A LOCAL that a PARALLEL kernel writes is instead each thread's own
-array (each iteration's scratch, spec/uir-week7.md rule 3).
+threads or kernels share. A LOCAL carried across the ranges a kernel's threads share is instead
+each thread's own array (each iteration's scratch, spec/uir-week7.md rule 3).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from uir.backend.c.render import Emitter
 from uir.core.bounds import bounds
 from uir.core.errors import BackendError
 from uir.core.loops import is_parallel, range_id
-from uir.core.memory import window
+from uir.core.memory import buffer_of, window
 from uir.core.ops import Op
 from uir.core.schedule import Block, flatten, loop_schedule
 from uir.core.uop import UOp
@@ -220,7 +220,7 @@ def _reads(statements: list[UOp]) -> list[UOp]:
 
 class _KernelEmitter(Emitter):
     """The C backend's emitter with CUDA's memory: LOCALs live in scratch arrays, or in each
-    thread's own array when this kernel's threads write them; no heap."""
+    thread's own array when carried across this kernel's thread ranges; no heap."""
 
     def __init__(self, flat: UOp, abi: Layout, helpers: Helpers, shared: dict[UOp, str]) -> None:
         super().__init__(flat, abi, helpers)
@@ -234,7 +234,7 @@ class _KernelEmitter(Emitter):
     def heap_array(self, ctype: str, name: str, size: int) -> None:
         raise BackendError(
             f"an array of {size} {ctype} does not fit the 64 KiB a CUDA thread keeps of its own "
-            "(only a LOCAL that the thread does not write lives in global memory)"
+            "(a LOCAL carried across the ranges of the threads is each thread's own)"
         )
 
 
@@ -289,13 +289,12 @@ class _Renderer:
         return None
 
     def _private(self, part: _Part) -> set[UOp]:
-        """The LOCALs a PARALLEL kernel's threads write: each thread's own."""
-        if not part.ranges:
-            return set()
+        """The LOCALs carried across the ranges a kernel's threads share: each iteration's own
+        scratch (spec/uir-week7.md rule 3), so each thread's own array."""
         found = set()
         for uop in _statements(part.items):
-            if uop.op is Op.STORE:
-                root = window(uop.src[0].src[0]).buffer
+            if uop.op is Op.AFTER and set(uop.src[1:]) & set(part.ranges):
+                root = buffer_of(uop)
                 if root.op is Op.LOCAL:
                     found.add(root)
         return found
