@@ -12,14 +12,52 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import VerifyError
-from .ops import Op
+from .memory import version_of
+from .ops import PARALLEL, Op
 from .uop import UOp
 
 LineOf = Callable[[UOp], "int | None"]
 Ranges = frozenset[UOp]
 _NONE: Ranges = frozenset()
+
+
+def range_arg(arg: Any) -> tuple[int, bool] | None:
+    """A RANGE's argument read as `(id, parallel)`: `id` is a sequential loop, `(id, PARALLEL)`
+    one whose iterations are independent (spec/uir-week7.md). None when it is neither form or the
+    id is not an int >= 0."""
+    parallel = isinstance(arg, tuple) and len(arg) == 2 and arg[1] == PARALLEL
+    rid = arg[0] if parallel else arg
+    if not isinstance(rid, int) or isinstance(rid, bool) or rid < 0:
+        return None
+    return rid, parallel
+
+
+def range_id(rng: UOp) -> int:
+    """The id of a verified RANGE."""
+    read = range_arg(rng.arg)
+    assert read is not None, f"not a verified RANGE argument: {rng.arg!r}"
+    return read[0]
+
+
+def is_parallel(rng: UOp) -> bool:
+    """Whether a verified RANGE is marked PARALLEL: its iterations may run in any order, or at
+    once (spec/uir-week7.md)."""
+    read = range_arg(rng.arg)
+    return read is not None and read[1]
+
+
+def carried_across(ref: UOp) -> frozenset[UOp]:
+    """The RANGEs listed by the loop-carried AFTERs in the version chain of a memory reference,
+    place or STORE: the loops across which the version it names is carried."""
+    found: set[UOp] = set()
+    version = version_of(ref)
+    while version.op is Op.AFTER:
+        found.update(d for d in version.src[1:] if d.op is Op.RANGE)
+        version = version_of(version.src[0])
+    return frozenset(found)
 
 
 def ranges_inside(sink: UOp) -> dict[UOp, Ranges]:

@@ -104,3 +104,9 @@ def ops_of_week(week: int) -> frozenset[Op]:
 def week_of(op: Op) -> int:
     """The week that introduces `op`."""
     return next(w for w, ops in WEEK_INTRODUCES.items() if op in ops)
+
+
+# The words an argument may hold besides op names. PARALLEL marks a RANGE whose iterations are
+# independent (spec/uir-week7.md); a word is kept as its text.
+PARALLEL = "PARALLEL"
+WORDS = frozenset({PARALLEL})

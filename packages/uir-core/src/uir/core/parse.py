@@ -16,7 +16,7 @@ from typing import Any
 from .dtypes import DTYPES, DType, Type
 from .errors import ParseError
 from .floats import round_decimal, round_dyadic
-from .ops import Op
+from .ops import WORDS, Op
 from .uop import UOp
 
 NAME = re.compile(r"%[A-Za-z0-9_.]+")
@@ -183,7 +183,8 @@ def _int(text: str) -> int | LongInt:
 
 
 def parse_literal(text: str, line: int) -> Any:
-    """One atom of an argument: an int (or LongInt), a FloatLiteral, a bool, or a WORD (an Op)."""
+    """One atom of an argument: an int (or LongInt), a FloatLiteral, a bool, or a WORD (an Op,
+    or one of the other words of `WORDS`, kept as its text)."""
     if not text.isascii():  # \d, int() and Fraction() would read other scripts' digits (٣)
         raise ParseError(f"bad literal '{text}'", line)
     if text in ("true", "false"):
@@ -201,6 +202,8 @@ def parse_literal(text: str, line: int) -> Any:
     if OP_NAME.fullmatch(text):
         if text in Op.__members__:
             return Op[text]
+        if text in WORDS:
+            return text
         raise ParseError(f"unknown word '{text}' in argument", line)
     raise ParseError(f"bad literal '{text}'", line)
 

@@ -17,7 +17,7 @@ from .calls import Origins, inline_calls
 from .dtypes import BOOL, I32, VOID, Type
 from .elements import Elements
 from .errors import VerifyError
-from .loops import end_stores, naming, ranges_inside
+from .loops import carried_across, end_stores, is_parallel, naming, range_arg, ranges_inside
 from .memory import VERSIONS, Kind, buffer_of, kind
 from .ops import ALU, BINARY, BITWISE, COMPARE, FLOAT_BINARY, FLOAT_UNARY, INT_BINARY, Op
 from .parse import LongInt, Program
@@ -333,6 +333,7 @@ def _check_after(c: _Checker, uop: UOp) -> None:
             )
         if dep.op is Op.END and not any(buffer_of(s) is buffer for s in end_stores(dep)):
             raise c.fail(uop, f"the END{c.line_note(dep)} writes no element of this AFTER's buffer")
+        _check_parallel_dep(c, uop, buffer, dep)
 
 
 def _check_alu(c: _Checker, uop: UOp) -> None:
@@ -462,9 +463,33 @@ def _check_stage(c: _Checker, uop: UOp) -> None:
         raise c.fail(uop, f"STAGE of {x.type} has that type, not {uop.type}")
 
 
+def _check_parallel_dep(c: _Checker, after: UOp, buffer: UOp, dep: UOp) -> None:
+    """What an AFTER may not say of a PARALLEL range (spec/uir-week7.md): that an iteration reads
+    a global buffer written by an earlier one, or that a LOCAL carried across the loop, each
+    iteration's own scratch, is read after it."""
+    if dep.op is Op.RANGE and is_parallel(dep) and buffer.op is Op.BUFFER:
+        raise c.fail(
+            after,
+            f"this AFTER carries a global buffer across the PARALLEL RANGE{c.line_note(dep)}: "
+            "its iterations would not be independent; drop PARALLEL from that RANGE",
+        )
+    if dep.op is Op.END and buffer.op is Op.LOCAL:
+        parallel = {r for r in dep.src[1:] if is_parallel(r)}
+        for store in end_stores(dep) if parallel else ():
+            carried = carried_across(store) & parallel if buffer_of(store) is buffer else None
+            if carried:
+                raise c.fail(
+                    after,
+                    "this AFTER reads a LOCAL after the loop of the PARALLEL RANGE"
+                    f"{c.line_note(next(iter(carried)))}, across which it is carried: there it "
+                    "is each iteration's own scratch, so no value survives the loop",
+                )
+
+
 def _check_range(c: _Checker, uop: UOp) -> None:
     c.arity(uop, 1)
-    c.slot(uop, "an id")
+    if range_arg(uop.arg) is None:
+        raise c.fail(uop, "RANGE takes an id (an int >= 0) or (id, PARALLEL)")
     if uop.type != I32:
         raise c.fail(uop, f"RANGE counts in i32, not {uop.type}")
     end = uop.src[0]

@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 from uir.core.dtypes import I32, VOID, DType, Type
 from uir.core.engine import Origins, graph_rewrite
 from uir.core.errors import BackendError
+from uir.core.loops import range_id
 from uir.core.memory import Kind, kind, version_of
-from uir.core.ops import ALU, Op
+from uir.core.ops import ALU, PARALLEL, Op
 from uir.core.pattern import P, Rules
 from uir.core.uop import UOp
 
@@ -59,11 +60,17 @@ class Context:
         """Ids above every id the program uses, and the versions its effects write."""
         uops = sink.toposort(bodies=False)
 
-        def above(op: Op) -> int:
-            return max((u.arg + 1 for u in uops if u.op is op), default=0)
+        def above(op: Op, id_of: Callable[[UOp], int]) -> int:
+            return max((id_of(u) + 1 for u in uops if u.op is op), default=0)
 
         written = frozenset(version_of(u.src[0]) for u in uops if u.op is Op.STORE)
-        return cls(above(Op.RANGE), above(Op.LOCAL), above(Op.BUFFER), written)
+
+        def slot(u: UOp) -> int:
+            return u.arg
+
+        return cls(
+            above(Op.RANGE, range_id), above(Op.LOCAL, slot), above(Op.BUFFER, slot), written
+        )
 
 
 # --- ranges and indices ----------------------------------------------------------------------
@@ -73,20 +80,22 @@ def _const(value: int) -> UOp:
     return UOp(Op.CONST, I32, (), value)
 
 
-def _new_range(end: int, ctx: Context) -> UOp:
+def _new_range(end: int, ctx: Context, parallel: bool) -> UOp:
     # A fresh id for every loop: two loops over one bound are distinct RANGEs (uir.md 7).
     ctx.next_range += 1
-    return UOp(Op.RANGE, I32, (_const(end),), ctx.next_range - 1)
+    rid = ctx.next_range - 1
+    return UOp(Op.RANGE, I32, (_const(end),), (rid, PARALLEL) if parallel else rid)
 
 
 def _output_range(end: int, ctx: Context) -> UOp:
-    """A loop over the elements of a result: its iterations are independent by construction."""
-    return _new_range(end, ctx)
+    """A loop over the elements of a result: its iterations are independent by construction,
+    which PARALLEL promises (spec/uir-week7.md)."""
+    return _new_range(end, ctx, parallel=True)
 
 
 def _reduce_range(end: int, ctx: Context) -> UOp:
     """A loop over a reduced axis: it carries an accumulator, so it runs in order."""
-    return _new_range(end, ctx)
+    return _new_range(end, ctx, parallel=False)
 
 
 def _flat(index: Index, shape: Sequence[int]) -> UOp:

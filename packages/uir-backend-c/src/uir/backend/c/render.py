@@ -10,6 +10,12 @@ rendering wrong code. Memory becomes pointer accesses: global buffers are the en
 parameters (abi.py), LOCALs zeroed arrays, versions and windows only change which pointer and
 offset an INDEX uses. Arrays the function declares live on its stack up to STACK_BYTES in all
 and on the heap beyond (allocated once, before every loop).
+
+Public API, shared with the CUDA backend (uir.backend.cuda), which renders C-like kernels through
+it: `ALU_RENDER` (the op table) with its `Context`, `literal` (exact literals), prelude.py's
+`Helpers` (the functions that avoid undefined behaviour), and `Emitter`, which renders the
+statements of a loop nest (`block`, `loop`, `statement`, `outputs`); a dialect subclasses it where
+its memory differs (`pointer` for LOCALs, `heap_array` for big arrays).
 """
 
 from __future__ import annotations
@@ -67,7 +73,7 @@ class Context:
 Render = Callable[[Context, UOp, list[str]], str]
 
 
-def _literal(value: object, d: DType) -> str:
+def literal(value: object, d: DType) -> str:
     """An exact C literal of a scalar of `d`: floats as C99 hex floats, with no decimal rounding."""
     if d.is_bool:
         return "true" if value else "false"
@@ -259,13 +265,19 @@ ALU_RENDER: dict[Op, Render] = {
 assert set(ALU_RENDER) == ALU, "every ALU op needs a C rendering"
 
 
-class _Program:
-    """The statements of one program's entry point, built in execution order."""
+class Emitter:
+    """The statements of one function, built in execution order: `block` renders a `Block` of
+    the loop nest (uir.core.schedule) into `body`, arrays that must exist before every loop into
+    `declarations`; `names` maps each rendered value (and each loop counter) to its C name.
 
-    def __init__(self, sink: UOp, abi: Layout) -> None:
+    Subclasses may override `pointer` (where a BUFFER or LOCAL lives) and `heap_array` (arrays
+    too big for the stack); everything else is the one C rendering."""
+
+    def __init__(self, sink: UOp, abi: Layout, helpers: Helpers | None = None) -> None:
         self.sink = sink
         self.abi = abi
-        self.helpers = Helpers()
+        # Functions rendered into one translation unit may share one collector of helpers.
+        self.helpers = helpers if helpers is not None else Helpers()
         self.ctx = Context(self.helpers)
         self.names: dict[UOp, str] = {}
         self.locals: dict[UOp, str] = {}
@@ -275,6 +287,11 @@ class _Program:
         self.stack_bytes = 0  # of the arrays declared on the stack so far
         self.heap: list[str] = []  # arrays to free before returning
         self.outputs_in_place = _outputs_in_place(sink, abi)
+
+    def fresh(self, uop: UOp) -> str:
+        """A new C name for the value (or loop counter) `uop`, recorded in `names`."""
+        name = self.names[uop] = f"v{len(self.names)}"
+        return name
 
     def on_stack(self, size: int, itemsize: int) -> bool:
         """Whether an array fits in what is left of STACK_BYTES; if so, it takes that room."""
@@ -358,12 +375,12 @@ class _Program:
     # values -----------------------------------------------------------------------------------
 
     def declare(self, uop: UOp, expr: str) -> None:
-        name = self.names[uop] = f"v{len(self.names)}"
+        name = self.fresh(uop)
         self.body.append(f"const {value_ctype(uop.dtype)} {name} = {expr};")
 
     def declare_table(self, uop: UOp, elements: list[str]) -> None:
         """A shaped CONST: a static table, which takes no stack."""
-        name = self.names[uop] = f"v{len(self.names)}"
+        name = self.fresh(uop)
         items = ", ".join(elements)
         self.body.append(
             f"static const {value_ctype(uop.dtype)} {name}[{len(elements)}] = {{{items}}};"
@@ -371,7 +388,7 @@ class _Program:
 
     def declare_stack(self, uop: UOp) -> None:
         """A STACK: its elements in an array, on the stack or (large) on the heap."""
-        name = self.names[uop] = f"v{len(self.names)}"
+        name = self.fresh(uop)
         ctype, elements = value_ctype(uop.dtype), [self.names[s] for s in uop.src]
         if self.on_stack(len(elements), value_itemsize(uop.dtype)):
             items = ", ".join(elements)
@@ -392,9 +409,9 @@ class _Program:
             self.alu(uop)
         elif op is Op.CONST:
             if uop.type.shape:
-                self.declare_table(uop, [_literal(v, uop.dtype) for v in uop.arg])
+                self.declare_table(uop, [literal(v, uop.dtype) for v in uop.arg])
             else:
-                self.declare(uop, _literal(uop.arg, uop.dtype))
+                self.declare(uop, literal(uop.arg, uop.dtype))
         elif op is Op.STACK:
             self.declare_stack(uop)
         elif op is Op.INDEX and not is_memory(uop.src[0]):
@@ -425,7 +442,7 @@ class _Program:
         loop, read once as the loop starts. Values declared in the body are local to it."""
         rng = block.range
         assert rng is not None
-        counter = self.names[rng] = f"v{len(self.names)}"
+        counter = self.fresh(rng)
         end = self.names[rng.src[0]]
         self.body.append(f"for (int32_t {counter} = 0; {counter} < {end}; {counter}++) {{")
         start = len(self.body)
@@ -513,7 +530,7 @@ def render_c(flat: UOp, entry: str = ENTRY) -> str:
     share one library (tests)."""
     abi = layout(flat)
     lowered = rangeify(flat)
-    program = _Program(lowered, abi)
+    program = Emitter(lowered, abi)
     nest = loop_schedule(lowered)
     program.block(nest, _used_values(flatten(nest)))
     program.outputs()

@@ -112,15 +112,21 @@ class CompiledProgram:
         arrays = shared_copies([*(start[b.slot] for b in self.abi.buffers), *fresh])
         pointers = [a.ctypes.data for a in arrays]
         run_isolated(lambda: self._entry(*pointers))
-        count = len(self.abi.buffers)
-        buffers = dict(zip((b.slot for b in self.abi.buffers), arrays[:count], strict=True))
-        outputs = arrays[count:]
-        results = []
-        for source, back in zip(self.sink.src, self.abi.readbacks, strict=True):
-            if back.output is not None:
-                raw = outputs[back.output]
-            else:
-                assert back.slot is not None
-                raw = buffers[back.slot][back.begin : back.begin + back.length]
-            results.append(from_abi(raw, source.dtype).reshape(source.type.shape))
-        return results
+        return read_back(self.sink, self.abi, arrays)
+
+
+def read_back(sink: UOp, abi: Layout, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """One array per SINK source, as the interpreter gives it, from the entry point's arrays
+    after a run (ABI form, in parameter order: `abi.arg_types`)."""
+    count = len(abi.buffers)
+    buffers = dict(zip((b.slot for b in abi.buffers), arrays[:count], strict=True))
+    outputs = arrays[count:]
+    results = []
+    for source, back in zip(sink.src, abi.readbacks, strict=True):
+        if back.output is not None:
+            raw = outputs[back.output]
+        else:
+            assert back.slot is not None
+            raw = buffers[back.slot][back.begin : back.begin + back.length]
+        results.append(from_abi(raw, source.dtype).reshape(source.type.shape))
+    return results

@@ -54,11 +54,15 @@ def _key(sources: Sequence[str], command: list[str], flags: tuple[str, ...]) -> 
 
 
 def compile_shared(
-    sources: Sequence[str], flags: tuple[str, ...] = FLAGS, use_cache: bool = True
+    sources: Sequence[str],
+    flags: tuple[str, ...] = FLAGS,
+    use_cache: bool = True,
+    command: list[str] | None = None,
 ) -> Path:
     """The path of a shared library built from the translation units `sources` (one compiler
-    run for all of them), compiled now or found in the cache."""
-    command = compiler()
+    run for all of them), compiled now or found in the cache. `command` is the compiler, `$CC`
+    or `cc` by default (another language's compiler, with its own `flags`, for other backends)."""
+    command = command or compiler()
     if command is None:
         raise BackendError("no C compiler found (set $CC or install cc)")
     directory = cache_dir()
@@ -85,6 +89,6 @@ def run_compiler(argv: list[str]) -> None:
     try:
         done = subprocess.run(argv, capture_output=True, text=True, check=False)
     except OSError as exc:
-        raise BackendError(f"cannot run the C compiler: {exc}") from exc
+        raise BackendError(f"cannot run the compiler {argv[0]}: {exc}") from exc
     if done.returncode != 0:
-        raise BackendError(f"the C compiler failed:\n{done.stderr.strip()}")
+        raise BackendError(f"the compiler {argv[0]} failed:\n{done.stderr.strip()}")
