@@ -1,11 +1,13 @@
 """Loops (uir.md section 7): the ranges each UOp is inside, the nest they form, and its rules.
 
-`ranges_inside` is the one bottom-up analysis that the verifier and the schedule share: a UOp is
-inside the RANGEs it reaches through its sources without passing an END that lists them. The
-ENDs then fix the nest: an END listing `r1 .. rn` puts `r1` directly inside the ranges the END is
-still inside, and each `rk` inside `r(k-1)`. Every END of one RANGE must agree, so each RANGE has
-one place in one tree of loops, and each UOp is placed in the loop of the deepest range it is
-inside (hoisting: a value runs at the shallowest depth its ranges allow).
+`ranges_inside` is the one analysis of "inside" that the verifier and the schedule share: the
+INSIDE rules, run bottom-up by the rewrite engine, record for each UOp the RANGEs it reaches
+through its sources without passing an END that lists them. The ENDs then fix the nest: an END
+listing `r1 .. rn` puts `r1` directly inside the ranges the END is still inside, and each `rk`
+inside `r(k-1)`. Every END of one RANGE must agree, so each RANGE has one place in one tree of
+loops, and each UOp is placed in the loop of the deepest range it is inside (`LoopNest.path`;
+hoisting: a value runs at the shallowest depth its ranges allow). The schedule's PLACEMENT rules
+put each statement there.
 """
 
 from __future__ import annotations

@@ -6,10 +6,13 @@ version it writes; an AFTER's state is the latest of its deps' and of its `mem`'
 fully ordered when no state is replaced by two stores (so each buffer's stores form one chain) and
 every LOAD can run before the store that replaces the state it reads.
 
-`schedule` is the API the interpreter and the backends share: the statements in an order that runs
-each one after its sources and each LOAD before the STORE replacing what it reads.
+`loop_schedule` is the API the interpreter and the backends share: the statements as a loop nest
+(`Block`), each in the loop of the deepest range it is inside, in an order that runs each one after
+its sources and each LOAD before the STORE replacing what it reads. Placement is two rule passes
+run by the rewrite engine: INSIDE (uir.core.loops) records the ranges of every UOp, PLACEMENT
+(here) puts every statement in its block. `schedule` flattens the nest.
 
-Both walks are iterative (50,000-statement programs are ordinary).
+Every walk is iterative (50,000-statement programs are ordinary).
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ class _Checker:
 
     @cached_property
     def inside(self) -> dict[UOp, Ranges]:
-        """The ranges each UOp is inside, computed once: for the first END an AFTER waits for."""
+        """The ranges each UOp is inside, computed once for the AFTER checks and the schedule."""
         return ranges_inside(self.program.sink)
 
     def fail(self, uop: UOp, message: str) -> VerifyError:
