@@ -266,8 +266,8 @@ def planned(
     return _nest_blocks(sink, flat, order, nest, line_of), order
 
 
-Item = UOp | tuple[UOp, ...]  # a statement, or the loop at the end of a path of ranges
 Path = tuple[UOp, ...]  # a block: the ranges of its loops, outermost first (() the program)
+Item = UOp | Path  # an item of a block: a statement, or the loop at the end of a path
 
 
 @dataclass
