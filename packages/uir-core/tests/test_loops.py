@@ -76,6 +76,30 @@ def test_ranges_inside_follow_sources_and_stop_at_ends() -> None:
     assert inside[n["%two"]] == frozenset()
 
 
+SQUARES = """
+%o = BUFFER i32[3] 0
+%three = CONST i32 3
+%p0 = PARAM i32 0
+%sq = MUL i32 %p0 %p0
+%k = RANGE i32 %three 0
+%v = CALL i32 %sq %k
+%ok = INDEX i32 %o %k
+%st = STORE void %ok %v
+%e = END void %st %k
+%o1 = AFTER i32[3] %o %e
+%out = SINK void %o1
+"""
+
+
+def test_a_call_is_inside_its_arguments_ranges_and_its_body_inside_none() -> None:
+    p, n = named(SQUARES)
+    inside = ranges_inside(p.sink)
+    assert names(n, inside[n["%v"]]) == {"%k"}
+    assert inside[n["%sq"]] == inside[n["%p0"]] == frozenset()
+    verify(p)
+    assert evaluate(p.sink)[0].tolist() == [0, 1, 4]  # k*k for k = 0, 1, 2
+
+
 def test_schedule_is_a_loop_nest_with_hoisting() -> None:
     p, n = named(MATMUL)
     top = loop_schedule(p.sink)

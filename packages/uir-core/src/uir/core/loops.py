@@ -1,11 +1,13 @@
 """Loops (uir.md section 7): the ranges each UOp is inside, the nest they form, and its rules.
 
-`ranges_inside` is the one bottom-up analysis that the verifier and the schedule share: a UOp is
-inside the RANGEs it reaches through its sources without passing an END that lists them. The
-ENDs then fix the nest: an END listing `r1 .. rn` puts `r1` directly inside the ranges the END is
-still inside, and each `rk` inside `r(k-1)`. Every END of one RANGE must agree, so each RANGE has
-one place in one tree of loops, and each UOp is placed in the loop of the deepest range it is
-inside (hoisting: a value runs at the shallowest depth its ranges allow).
+`ranges_inside` is the one analysis of "inside" that the verifier and the schedule share: the
+INSIDE rules, run bottom-up by the rewrite engine, record for each UOp the RANGEs it reaches
+through its sources without passing an END that lists them. The ENDs then fix the nest: an END
+listing `r1 .. rn` puts `r1` directly inside the ranges the END is still inside, and each `rk`
+inside `r(k-1)`. Every END of one RANGE must agree, so each RANGE has one place in one tree of
+loops, and each UOp is placed in the loop of the deepest range it is inside (`LoopNest.path`;
+hoisting: a value runs at the shallowest depth its ranges allow). The schedule's PLACEMENT rules
+put each statement there.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .engine import graph_rewrite
 from .errors import VerifyError
 from .memory import version_of
 from .ops import PARALLEL, Op
+from .pattern import P, Rules
 from .uop import UOp
 
 LineOf = Callable[[UOp], "int | None"]
@@ -60,24 +64,36 @@ def carried_across(ref: UOp) -> frozenset[UOp]:
     return frozenset(found)
 
 
+def _record_ranges(ctx: dict[UOp, Ranges], uop: UOp) -> None:
+    """Record the ranges `uop` is inside, from those of its sources (recorded already: the walk
+    is bottom-up). Rewrites nothing: the pass only fills `ctx`."""
+    src = uop.src[1:] if uop.op is Op.CALL else uop.src  # a CALL body is not inside the call
+    found = _NONE
+    for s in src:
+        if ctx[s]:  # most sources are inside nothing: skip building a new set
+            found = found | ctx[s] if found else ctx[s]
+    if uop.op is Op.RANGE:
+        found = found | {uop}
+    elif uop.op is Op.END:
+        found = found - set(uop.src[1:])
+    ctx[uop] = found
+
+
+# One rule for every UOp, since each op only changes what the sources give (a RANGE adds itself,
+# an END removes what it lists): run bottom-up, it sees every source before its users.
+INSIDE = Rules([(P.var("uop"), _record_ranges)])
+
+
 def ranges_inside(sink: UOp) -> dict[UOp, Ranges]:
-    """Each UOp under `sink` (CALL bodies not entered) -> the RANGEs it is inside.
+    """Each UOp under `sink` -> the RANGEs it is inside (the INSIDE rules run by the engine).
 
     A RANGE is inside itself and the ranges its `end` is inside; an END is inside the ranges of
-    its sources minus the ones it lists; every other UOp is inside the ranges of its sources.
+    its sources minus the ones it lists; every other UOp is inside the ranges of its sources. A
+    CALL body is inside nothing (it holds no RANGE, and a call's arguments are not its sources'
+    business): its UOps are recorded too, with no ranges.
     """
     inside: dict[UOp, Ranges] = {}
-    for uop in sink.toposort(bodies=False):
-        src = uop.src[1:] if uop.op is Op.CALL else uop.src
-        found = _NONE
-        for s in src:
-            if inside[s]:  # most sources are inside nothing: skip building a new set
-                found = found | inside[s] if found else inside[s]
-        if uop.op is Op.RANGE:
-            found = found | {uop}
-        elif uop.op is Op.END:
-            found = found - set(uop.src[1:])
-        inside[uop] = found
+    graph_rewrite(sink, INSIDE, inside)
     return inside
 
 
@@ -121,11 +137,13 @@ class _Rules:
         return VerifyError(message, self.line_of(uop))
 
 
-def loop_nest(sink: UOp, line_of: LineOf) -> LoopNest:
+def loop_nest(sink: UOp, line_of: LineOf, inside: dict[UOp, Ranges] | None = None) -> LoopNest:
     """The loop nest of a program that passed the per-op checks; raises VerifyError for every
-    loop rule of uir.md section 7 that is not a memory rule (those live in schedule.py)."""
+    loop rule of uir.md section 7 that is not a memory rule (those live in schedule.py).
+    `inside` is `ranges_inside(sink)` where the caller has it already."""
     r = _Rules(line_of)
-    inside = ranges_inside(sink)
+    if inside is None:
+        inside = ranges_inside(sink)
     if not any(inside.values()):
         return LoopNest(inside, {})  # loop-free: nothing to nest (and no END: ENDs need ranges)
     around: dict[UOp, tuple[UOp, ...]] = {}
@@ -243,10 +261,10 @@ def _place(
         chain = (*chain, rng)
 
 
-def end_stores(end: UOp) -> list[UOp]:
+def end_stores(end: UOp, inside: dict[UOp, Ranges]) -> list[UOp]:
     """The STOREs an END waits for: its effect's, and every store inside the loops it closes
-    that the END reaches (through inner ENDs too), in no particular order."""
-    inside = ranges_inside(end)
+    that the END reaches (through inner ENDs too), in no particular order. `inside` is
+    `ranges_inside` of a graph holding the END (computed once per program, not once per END)."""
     listed = set(end.src[1:])
     stores: list[UOp] = []
     seen: set[UOp] = set()

@@ -6,10 +6,13 @@ version it writes; an AFTER's state is the latest of its deps' and of its `mem`'
 fully ordered when no state is replaced by two stores (so each buffer's stores form one chain) and
 every LOAD can run before the store that replaces the state it reads.
 
-`schedule` is the API the interpreter and the backends share: the statements in an order that runs
-each one after its sources and each LOAD before the STORE replacing what it reads.
+`loop_schedule` is the API the interpreter and the backends share: the statements as a loop nest
+(`Block`), each in the loop of the deepest range it is inside, in an order that runs each one after
+its sources and each LOAD before the STORE replacing what it reads. Placement is two rule passes
+run by the rewrite engine: INSIDE (uir.core.loops) records the ranges of every UOp, PLACEMENT
+(here) puts every statement in its block. `schedule` flattens the nest.
 
-Both walks are iterative (50,000-statement programs are ordinary).
+Every walk is iterative (50,000-statement programs are ordinary).
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from .engine import graph_rewrite
 from .errors import VerifyError
-from .loops import LoopNest, end_stores, loop_nest, naming
+from .loops import LoopNest, Ranges, end_stores, loop_nest, naming, ranges_inside
 from .memory import BUFFERS, buffer_of, version_of
 from .ops import Op
+from .pattern import P, Rules
 from .uop import UOp
 
 LineOf = Callable[[UOp], "int | None"]
@@ -55,14 +60,17 @@ class MemoryOrder:
 
 
 def memory_order(
-    sink: UOp, line_of: LineOf = no_line, statements: list[UOp] | None = None
+    sink: UOp,
+    line_of: LineOf = no_line,
+    statements: list[UOp] | None = None,
+    inside: dict[UOp, Ranges] | None = None,
 ) -> MemoryOrder:
     """The states, chains and load constraints of the program under `sink`.
 
     `statements` is `sink.toposort(bodies=False)` (or any order of those UOps with sources first)
-    where the caller has it already. Raises VerifyError when two stores replace one state (not
-    fully ordered). Expects the per-op checks to have passed (every AFTER dep is a STORE to the
-    AFTER's buffer).
+    and `inside` is `ranges_inside(sink)`, where the caller has them already. Raises VerifyError
+    when two stores replace one state (not fully ordered). Expects the per-op checks to have
+    passed (every AFTER dep is a STORE to the AFTER's buffer).
     """
     if statements is None:
         statements = sink.toposort(bodies=False)
@@ -75,7 +83,7 @@ def memory_order(
         elif uop.op is Op.AFTER:
             candidates = [order.state[version_of(uop.src[0])]]
             for dep in uop.src[1:]:
-                candidates.extend(_dep_states(dep, buffer_of(uop), order))
+                candidates.extend(_dep_states(dep, buffer_of(uop), order, inside))
             order.state[uop] = max(candidates, key=order.position.__getitem__)
         elif uop.op is Op.STORE:
             replaced = order.state_of(uop.src[0])
@@ -99,14 +107,17 @@ def memory_order(
     return order
 
 
-def _dep_states(dep: UOp, buffer: UOp, order: MemoryOrder) -> list[UOp]:
+def _dep_states(
+    dep: UOp, buffer: UOp, order: MemoryOrder, inside: dict[UOp, Ranges] | None
+) -> list[UOp]:
     """The states an AFTER dep can leave `buffer` in: a STORE itself, the stores to `buffer`
     that an END waits for (the AFTER picks the latest), none for a RANGE (it carries the version
     across iterations, uir.md section 7, but writes nothing)."""
     if dep.op is Op.STORE:
         return [dep]
     if dep.op is Op.END:
-        return [s for s in end_stores(dep) if buffer_of(s) is buffer]
+        stores = end_stores(dep, ranges_inside(dep) if inside is None else inside)
+        return [s for s in stores if buffer_of(s) is buffer]
     return []
 
 
@@ -237,51 +248,83 @@ def loop_schedule(sink: UOp, line_of: LineOf = no_line) -> Block:
 
 
 def planned(
-    sink: UOp, line_of: LineOf = no_line, statements: list[UOp] | None = None
+    sink: UOp,
+    line_of: LineOf = no_line,
+    statements: list[UOp] | None = None,
+    inside: dict[UOp, Ranges] | None = None,
 ) -> tuple[Block, MemoryOrder]:
     """`loop_schedule(sink)` and the memory order it was built from (the verifier checks the
-    outputs against the order). `statements` is as for `memory_order`."""
-    nest = loop_nest(sink, line_of)
-    order = memory_order(sink, line_of, statements)
+    outputs against the order). `statements` and `inside` are as for `memory_order`."""
+    nest = loop_nest(sink, line_of, inside)
+    if statements is None:
+        # The UOps the INSIDE rules met, sources first: CALL bodies' too, but those hold no
+        # memory op, the only ones `memory_order` looks at (this saves a walk of the graph).
+        statements = list(nest.inside)
+    order = memory_order(sink, line_of, statements, nest.inside)
     flat = execution_order(sink, order, line_of)
     loop_memory(nest, order, line_of)
-    return _nest_blocks(flat, order, nest, line_of), order
+    return _nest_blocks(sink, flat, order, nest, line_of), order
 
 
-Item = UOp | tuple[UOp, ...]  # a statement, or the loop at the end of a path of ranges
+Path = tuple[UOp, ...]  # a block: the ranges of its loops, outermost first (() the program)
+Item = UOp | Path  # an item of a block: a statement, or the loop at the end of a path
 
 
-def _nest_blocks(flat: list[UOp], order: MemoryOrder, nest: LoopNest, line_of: LineOf) -> Block:
-    """Group `flat` (a valid order of every statement) into blocks, ordering each block's items."""
+@dataclass
+class _Placement:
+    """The context the placement rules fill in: the items of each block and their waits."""
+
+    nest: LoopNest
+    order: MemoryOrder
+    rank: dict[UOp, int]  # each statement -> its place in a valid flat order (the tie-break)
+    items: dict[Path, dict[Item, int]] = field(default_factory=lambda: {(): {}})  # -> first rank
+    waits: dict[Item, set[Item]] = field(default_factory=dict)  # each item -> items before it
+
+
+def _place(ctx: _Placement, uop: UOp) -> None:
+    """Place a statement in the loop of the deepest range it is inside (`LoopNest.path`): the
+    shallowest depth its ranges allow. Each loop around it becomes an item of the block around
+    that loop, and what the statement waits for becomes a wait between the items of the block
+    both sit in. Rewrites nothing: the pass only fills `ctx`."""
+    if uop not in ctx.rank:
+        return  # a UOp of a CALL body only: the CALL runs it
+    path = ctx.nest.path(uop)
+    for depth in range(len(path) + 1):
+        item: Item = uop if depth == len(path) else path[: depth + 1]
+        if uop.op is Op.RANGE and depth == len(path):
+            continue  # the loop sets its counter
+        ctx.items.setdefault(path[:depth], {}).setdefault(item, ctx.rank[uop])
+    for x in _inputs(uop, ctx.order):
+        other = ctx.nest.path(x)
+        common = 0
+        while common < min(len(path), len(other)) and path[common] is other[common]:
+            common += 1
+        if x.op is Op.RANGE and common == len(other):
+            continue  # a loop's counter is set before its body runs
+        mine = uop if common == len(path) else path[: common + 1]
+        theirs = x if common == len(other) else other[: common + 1]
+        if mine != theirs:
+            ctx.waits.setdefault(mine, set()).add(theirs)
+
+
+# Run bottom-up over the program, so a statement is placed after its sources (the order of
+# placing does not matter: `rank` and the waits order each block).
+PLACEMENT = Rules([(P.var("uop"), _place)])
+
+
+def _nest_blocks(
+    sink: UOp, flat: list[UOp], order: MemoryOrder, nest: LoopNest, line_of: LineOf
+) -> Block:
+    """The PLACEMENT rules' blocks, each block's items in an order that respects the waits.
+    `flat` is a valid order of every statement."""
     if not any(nest.inside.values()):
         return Block(None, list(flat))  # loop-free: one block, in the order `flat` already has
-    rank = {u: i for i, u in enumerate(flat)}
-    items: dict[tuple[UOp, ...], dict[Item, int]] = {(): {}}  # block path -> item -> first rank
-    waits: dict[Item, set[Item]] = {}
-    for uop in flat:
-        path = nest.path(uop)
-        for depth in range(len(path) + 1):
-            inner = path[:depth]
-            item: Item = uop if depth == len(path) else path[: depth + 1]
-            if uop.op is Op.RANGE and depth == len(path):
-                continue  # the loop sets its counter
-            items.setdefault(inner, {}).setdefault(item, rank[uop])
-        for x in _inputs(uop, order):
-            other = nest.path(x)
-            common = 0
-            while common < min(len(path), len(other)) and path[common] is other[common]:
-                common += 1
-            mine = uop if common == len(path) else path[: common + 1]
-            theirs = x if common == len(other) else other[: common + 1]
-            if x.op is Op.RANGE and common == len(other):
-                continue  # a loop's counter is set before its body runs
-            if mine != theirs:
-                waits.setdefault(mine, set()).add(theirs)
-    blocks = {path: Block(path[-1] if path else None) for path in items}
-    for path, members in items.items():
-        blocks[path].body = [
-            blocks[i] if isinstance(i, tuple) else i for i in _order_items(members, waits, line_of)
-        ]
+    placement = _Placement(nest, order, {u: i for i, u in enumerate(flat)})
+    graph_rewrite(sink, PLACEMENT, placement)
+    blocks = {path: Block(path[-1] if path else None) for path in placement.items}
+    for path, members in placement.items.items():
+        ordered = _order_items(members, placement.waits, line_of)
+        blocks[path].body = [blocks[i] if isinstance(i, tuple) else i for i in ordered]
     return blocks[()]
 
 

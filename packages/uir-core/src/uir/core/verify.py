@@ -10,6 +10,7 @@ never verified.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cached_property
 from itertools import pairwise
 
 from .bounds import bounds, gated_bounds
@@ -17,7 +18,15 @@ from .calls import Origins, inline_calls
 from .dtypes import BOOL, I32, VOID, Type
 from .elements import Elements
 from .errors import VerifyError
-from .loops import carried_across, end_stores, is_parallel, naming, range_arg, ranges_inside
+from .loops import (
+    Ranges,
+    carried_across,
+    end_stores,
+    is_parallel,
+    naming,
+    range_arg,
+    ranges_inside,
+)
 from .memory import VERSIONS, Kind, buffer_of, kind
 from .ops import ALU, BINARY, BITWISE, COMPARE, FLOAT_BINARY, FLOAT_UNARY, INT_BINARY, Op
 from .parse import LongInt, Program
@@ -46,6 +55,11 @@ class _Checker:
         self.program = program
         # Each CALL body checked so far -> its PARAMs: a body called n times is walked once.
         self.body_params: dict[UOp, list[UOp]] = {}
+
+    @cached_property
+    def inside(self) -> dict[UOp, Ranges]:
+        """The ranges each UOp is inside, computed once for the AFTER checks and the schedule."""
+        return ranges_inside(self.program.sink)
 
     def fail(self, uop: UOp, message: str) -> VerifyError:
         return VerifyError(message, self.program.line_of(uop))
@@ -331,7 +345,7 @@ def _check_after(c: _Checker, uop: UOp) -> None:
             raise c.fail(
                 uop, f"the STORE{c.line_note(dep)} writes another buffer than this AFTER's"
             )
-        if dep.op is Op.END and not any(buffer_of(s) is buffer for s in end_stores(dep)):
+        if dep.op is Op.END and not any(buffer_of(s) is buffer for s in end_stores(dep, c.inside)):
             raise c.fail(uop, f"the END{c.line_note(dep)} writes no element of this AFTER's buffer")
         _check_parallel_dep(c, uop, buffer, dep)
 
@@ -475,7 +489,7 @@ def _check_parallel_dep(c: _Checker, after: UOp, buffer: UOp, dep: UOp) -> None:
         )
     if dep.op is Op.END and buffer.op is Op.LOCAL:
         parallel = {r for r in dep.src[1:] if is_parallel(r)}
-        for store in end_stores(dep) if parallel else ():
+        for store in end_stores(dep, c.inside) if parallel else ():
             carried = carried_across(store) & parallel if buffer_of(store) is buffer else None
             if carried:
                 raise c.fail(
@@ -574,7 +588,7 @@ def _check_slots(c: _Checker, statements: list[UOp]) -> None:
 
 def _check_memory_order(c: _Checker, sink: UOp, statements: list[UOp]) -> None:
     """The program is fully ordered, and the SINK prints one final version per buffer (6.3)."""
-    _, order = planned(sink, c.program.line_of, statements)
+    _, order = planned(sink, c.program.line_of, statements, c.inside)
     printed: dict[UOp, UOp] = {}  # buffer -> the state the SINK prints
     for s in sink.src:
         if kind(s) is not Kind.MEMORY:
