@@ -244,35 +244,42 @@ class _Builder:
     # --- week 1: the kinds of step ---
 
     def alu(self) -> UOp:
-        type_ = self.pick_type()
+        return self.alu_of(self.pick_type(), self.pick)
+
+    def alu_of(self, type_: Type, pick: Callable[[Type], UOp]) -> UOp:
+        """An ALU op giving `type_`, a scalar or (week 4) a shaped type, whose operands `pick`
+        draws: every operand of an elementwise op has the result's shape (no implicit
+        broadcast)."""
         dtype = type_.dtype
         kind = self.draw(st.sampled_from(("binary", "unary", "compare", "where", "cast")))
         if kind == "unary" and not dtype.is_bool:
             unary = EXACT_UNARY + (APPROXIMATE_UNARY if self.options.approximate else ())
             op = Op.NEG if dtype.is_int else self.draw(st.sampled_from(unary))
-            return UOp(op, type_, (self.pick(type_),))
+            return UOp(op, type_, (pick(type_),))
         if kind == "compare":
             ops = COMPARES if not dtype.is_bool else (Op.CMPEQ, Op.CMPNE)
-            return _binary(self.draw(st.sampled_from(ops)), self.pick(type_), self.pick(type_))
+            op = self.draw(st.sampled_from(ops))
+            return UOp(op, type_.with_dtype(bool_), (pick(type_), pick(type_)))
         if kind == "where":
-            return UOp(Op.WHERE, type_, (self.pick(BOOL), self.pick(type_), self.pick(type_)))
+            return UOp(Op.WHERE, type_, (pick(type_.with_dtype(bool_)), pick(type_), pick(type_)))
         if kind == "cast":
             if self.draw(st.booleans()) and not dtype.is_bool:
-                return self.bitcast(type_)
-            return UOp(Op.CAST, type_, (self.pick(self.pick_type()),))
+                return self.bitcast(type_, pick)
+            return UOp(Op.CAST, type_, (pick(type_.with_dtype(self.pick_type().dtype)),))
         op = self.draw(st.sampled_from(_binary_ops(dtype)))
-        return _binary(op, self.pick(type_), self.pick(type_))
+        return _binary(op, pick(type_), pick(type_))
 
-    def bitcast(self, type_: Type) -> UOp:
+    def bitcast(self, type_: Type, pick: Callable[[Type], UOp]) -> UOp:
         """A BITCAST to `type_` from a dtype of its width: any int value, the same float type, or
-        a non-NaN float constant (see the module docstring)."""
+        a constant of non-NaN floats (see the module docstring)."""
         widths = [d for d in self.options.dtypes if d.bits == type_.dtype.bits and not d.is_bool]
-        source = Type(self.draw(st.sampled_from(widths)))
+        source = type_.with_dtype(self.draw(st.sampled_from(widths)))
         if source.dtype.is_float and source != type_:
-            literal = self.literal(source.dtype)
-            literal = 0.5 if math.isnan(literal) else literal
-            return UOp(Op.BITCAST, type_, (_const(source, literal),))
-        return UOp(Op.BITCAST, type_, (self.pick(source),))
+            literals = [self.literal(source.dtype) for _ in range(source.size)]
+            literals = [0.5 if math.isnan(v) else v for v in literals]
+            value = tuple(literals) if source.shape else literals[0]
+            return UOp(Op.BITCAST, type_, (_const(source, value),))
+        return UOp(Op.BITCAST, type_, (pick(source),))
 
     def index_expression(self) -> UOp:
         """(a*k + b), divided or reduced by c: the arithmetic movement ops leave behind."""
@@ -583,35 +590,7 @@ class _Builder:
         return UOp(Op.EXPAND, type_, (self.pick(type_.scalar),))
 
     def elementwise(self) -> UOp:
-        """An ALU op on shaped values of one shape (no implicit broadcast), drawn as `alu` draws
-        one on scalars."""
-        type_ = self.shaped_type()
-        dtype = type_.dtype
-        kind = self.draw(st.sampled_from(("binary", "binary", "unary", "compare", "where", "cast")))
-        if kind == "unary" and not dtype.is_bool:
-            unary = EXACT_UNARY + (APPROXIMATE_UNARY if self.options.approximate else ())
-            op = Op.NEG if dtype.is_int else self.draw(st.sampled_from(unary))
-            return UOp(op, type_, (self.pick_shaped(type_),))
-        if kind == "compare":
-            ops = COMPARES if not dtype.is_bool else (Op.CMPEQ, Op.CMPNE)
-            op = self.draw(st.sampled_from(ops))
-            pair = (self.pick_shaped(type_), self.pick_shaped(type_))
-            return UOp(op, type_.with_dtype(bool_), pair)
-        if kind == "where":
-            condition = self.pick_shaped(type_.with_dtype(bool_))
-            return UOp(
-                Op.WHERE, type_, (condition, self.pick_shaped(type_), self.pick_shaped(type_))
-            )
-        if kind == "cast":
-            # BITCAST only from ints: a NaN's bits are unspecified (see the module docstring)
-            ints = [d for d in self.options.dtypes if d.is_int and d.bits == dtype.bits]
-            if ints and not dtype.is_bool and self.draw(st.booleans()):
-                source = type_.with_dtype(self.draw(st.sampled_from(ints)))
-                return UOp(Op.BITCAST, type_, (self.pick_shaped(source),))
-            source = type_.with_dtype(self.pick_type().dtype)
-            return UOp(Op.CAST, type_, (self.pick_shaped(source),))
-        op = self.draw(st.sampled_from(_binary_ops(dtype)))
-        return UOp(op, type_, (self.pick_shaped(type_), self.pick_shaped(type_)))
+        return self.alu_of(self.shaped_type(), self.pick_shaped)
 
     def expand(self) -> UOp:
         """EXPAND of a scalar, or of a one-element vector, to a longer shape."""
