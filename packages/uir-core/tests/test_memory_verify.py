@@ -244,10 +244,10 @@ CASES = {
         4,
         "has that type, not f32",
     ),
-    "whole_buffer_load": (
-        ["%b = BUFFER i32[2] 0", "%v = LOAD i32[2] %b", "%out = SINK void %v"],
+    "whole_buffer_load_type": (
+        ["%b = BUFFER i32[2] 0", "%v = LOAD i32[3] %b", "%out = SINK void %v"],
         2,
-        "whole-buffer LOAD arrives in week 4",
+        "a whole-buffer LOAD of BUFFER i32[2] has type i32[2], not i32[3]",
     ),
     "load_of_value_element": (
         [
@@ -309,16 +309,16 @@ CASES = {
         5,
         "has that type, not i32[3]",
     ),
-    "whole_buffer_store": (
+    "whole_buffer_store_type": (
         [
             "%b = BUFFER i32[2] 0",
-            "%d = CONST i32[2] (1, 2)",
+            "%d = CONST f32[2] (1, 2)",
             "%s = STORE void %b %d",
             "%b1 = AFTER i32[2] %b %s",
             "%out = SINK void %b1",
         ],
         3,
-        "whole-buffer STORE arrives in week 4",
+        "a whole-buffer STORE to BUFFER i32[2] writes a value of type i32[2], not f32[2]",
     ),
     "index_not_i32": (
         [

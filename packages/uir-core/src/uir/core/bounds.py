@@ -183,6 +183,16 @@ def _range(_: UOp, s: list[Interval]) -> Interval:
     return 0, max(s[0][1] - 1, 0)
 
 
+def _same(_: UOp, s: list[Interval]) -> Interval:
+    """STAGE and EXPAND: the elements of the source, unchanged."""
+    return s[0]
+
+
+def _reduce(uop: UOp, s: list[Interval]) -> Interval | None:
+    """A MAX or MIN fold picks one of its elements; a sum or product is not bounded here."""
+    return s[0] if uop.arg[0] in (Op.MAX, Op.MIN) else None
+
+
 RULES: dict[Op, Callable[[UOp, list[Interval]], Interval | None]] = {
     Op.CONST: _const,
     Op.ADD: _add,
@@ -203,6 +213,9 @@ RULES: dict[Op, Callable[[UOp, list[Interval]], Interval | None]] = {
     Op.CMPEQ: _compare(_eq),
     Op.CMPNE: _compare(_ne),
     Op.RANGE: _range,
+    Op.STAGE: _same,
+    Op.EXPAND: _same,
+    Op.REDUCE: _reduce,
 }
 
 

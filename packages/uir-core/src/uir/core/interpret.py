@@ -4,8 +4,10 @@ The program's loop nest (`schedule.loop_schedule`) is compiled once into Python 
 statement, and each loop runs its body's closures once per iteration: no per-iteration dispatch
 on ops. Scalars are plain Python numbers (ints, floats holding values of their dtype, bools) and
 each buffer is a Python list, so a scalar op costs a function call. The ops `scalar.py` covers
-run there; every other op, and every shaped value, goes through `semantics.apply` on numpy
-arrays. Memory references are resolved while compiling: an INDEX knows its buffer's list and its
+run there; every other op, and every shaped value (week 4), goes through `semantics` on whole
+numpy arrays. A buffer that a whole-buffer LOAD or STORE touches is held as a numpy array instead
+of a list, so that those accesses copy memory rather than convert millions of Python numbers.
+Memory references are resolved while compiling: an INDEX knows its buffer's contents and its
 window's begin, so at run time it only adds the index.
 """
 
@@ -23,13 +25,15 @@ from .ops import ALU, Op
 from .plugins import Backend, hookimpl
 from .scalar import scalar_op
 from .schedule import Block, loop_schedule
-from .semantics import apply
+from .semantics import apply, reduce
 from .uop import UOp
 
 Memory = dict[UOp, np.ndarray]  # each BUFFER and LOCAL -> its starting contents
 Step = Callable[[], None]
 Env = dict[UOp, object]  # each statement -> its current value (scalars as Python numbers)
-Lists = dict[UOp, list]  # each BUFFER and LOCAL -> its contents while the program runs
+# Each BUFFER and LOCAL -> its contents while the program runs: a list, or an array where the
+# program accesses the buffer whole.
+Lists = dict[UOp, list | np.ndarray]
 
 
 def initial_memory(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None) -> Memory:
@@ -107,9 +111,15 @@ class _Compiler:
         if op is Op.INDEX:
             return self.index(uop) if kind(uop) is Kind.PLACE else self.element(uop)
         if op is Op.LOAD:
-            return self.load(uop)
+            return self.load_all(uop) if kind(uop.src[0]) is Kind.MEMORY else self.load(uop)
         if op is Op.STORE:
-            return self.store(uop)
+            return self.store_all(uop) if kind(uop.src[0]) is Kind.MEMORY else self.store(uop)
+        if op is Op.REDUCE:
+            return self.reduce(uop)
+        if op is Op.EXPAND:
+            return self.expand(uop)
+        if op is Op.STAGE:
+            return self.stage(uop)
         if op in (Op.BUFFER, Op.LOCAL, Op.AFTER, Op.SHRINK, Op.END, Op.SINK):
             return None  # memory references are resolved while compiling; END marks a loop's end
         raise BackendError(f"the interpreter cannot run {op}")
@@ -178,10 +188,12 @@ class _Compiler:
     def load(self, uop: UOp) -> Step:
         env, place = self.env, uop.src[0]
         data, zero = self.lists[buffer_of(place)], _zero(uop)
+        # An array's item() is a Python number, as every scalar in `env` is.
+        read = data.item if isinstance(data, np.ndarray) else data.__getitem__
 
         def run() -> None:
             at = env[place]
-            env[uop] = zero if at is None else data[at]  # a gated-off load yields zero
+            env[uop] = zero if at is None else read(at)  # a gated-off load yields zero
 
         return run
 
@@ -196,6 +208,57 @@ class _Compiler:
 
         return run
 
+    def load_all(self, uop: UOp) -> Step:
+        """A whole-buffer LOAD: a copy of the elements of the version or window it names."""
+        env = self.env
+        data, begin = self.lists[buffer_of(uop.src[0])], window_begin(uop.src[0])
+        end = begin + uop.type.size
+
+        def run() -> None:
+            env[uop] = data[begin:end].copy()
+
+        return run
+
+    def store_all(self, uop: UOp) -> Step:
+        """A whole-buffer STORE: every element of the version or window it names."""
+        env, (mem, value) = self.env, uop.src
+        data, begin = self.lists[buffer_of(mem)], window_begin(mem)
+        end = begin + mem.type.size
+
+        def run() -> None:
+            data[begin:end] = env[value]
+
+        return run
+
+    def reduce(self, uop: UOp) -> Step:
+        env, x = self.env, uop.src[0]
+        fold, axes = uop.arg
+        scalar = not uop.type.shape
+
+        def run() -> None:
+            result = reduce(fold, uop.dtype, np.asarray(env[x], dtype=x.dtype.storage), axes)
+            env[uop] = result.item() if scalar else result
+
+        return run
+
+    def expand(self, uop: UOp) -> Step:
+        env, x, storage, shape = self.env, uop.src[0], uop.dtype.storage, uop.type.shape
+
+        def run() -> None:
+            # A read-only view: values are never written in place.
+            env[uop] = np.broadcast_to(np.asarray(env[x], dtype=storage), shape)
+
+        return run
+
+    def stage(self, uop: UOp) -> Step:
+        """STAGE asks a compiler to materialize its value; to the interpreter it is the value."""
+        env, x = self.env, uop.src[0]
+
+        def run() -> None:
+            env[uop] = env[x]
+
+        return run
+
 
 def _output(uop: UOp, env: Env, lists: Lists) -> np.ndarray:
     if kind(uop) is Kind.MEMORY:
@@ -205,11 +268,24 @@ def _output(uop: UOp, env: Env, lists: Lists) -> np.ndarray:
     return np.asarray(env[uop], dtype=uop.dtype.storage)
 
 
+def _accessed_whole(sink: UOp) -> set[UOp]:
+    """The buffers that a whole-buffer LOAD or STORE under `sink` reads or writes."""
+    return {
+        buffer_of(uop.src[0])
+        for uop in sink.toposort(bodies=False)
+        if uop.op in (Op.LOAD, Op.STORE) and kind(uop.src[0]) is Kind.MEMORY
+    }
+
+
 def evaluate(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None) -> list[np.ndarray]:
     """The value of each SINK source of a verified program, in order; a memory reference gives
     its contents when the program ends. `inputs` replaces global buffers' contents by slot."""
     flat = inline_calls(sink)
-    lists = {b: contents.tolist() for b, contents in initial_memory(flat, inputs).items()}
+    whole = _accessed_whole(flat)
+    lists: Lists = {
+        b: contents if b in whole else contents.tolist()
+        for b, contents in initial_memory(flat, inputs).items()
+    }
     compiler = _Compiler(lists)
     compiler.block(loop_schedule(flat))()
     return [_output(s, compiler.env, lists) for s in flat.src]

@@ -2,16 +2,18 @@
 
 `semantics.py` is the meaning of every op; these functions compute the same results on Python
 ints, floats and bools instead of numpy arrays (a numpy scalar per op costs tens of
-microseconds). They cover ints of every width, f32, f64 and bool; for anything else
-(`scalar_op` returns None: f16, bf16, CAST, BITCAST, EXP2, LOG2, SIN) the interpreter calls
+microseconds). They cover ints of every width, f32, bf16, f64 and bool; for anything else
+(`scalar_op` returns None: f16, CAST, BITCAST, EXP2, LOG2, SIN) the interpreter calls
 `semantics.apply`. tests/test_scalar.py checks each function bit for bit against `apply` on edge
 values and random inputs, so the two can never silently disagree.
 
 Floats: a Python float is an IEEE f64. An f32 op computes on f64 and rounds the result to f32
 once. For + - * / and sqrt of f32 operands this is one correct rounding: f64 carries 53 >= 2*24+2
 significant bits, so rounding the exact result first to f64 and then to f32 never differs from
-rounding it to f32 directly (the double-rounding theorem). Ints: Python ints are exact, so every
-int op is computed exactly and wrapped to the dtype's width explicitly.
+rounding it to f32 directly (the double-rounding theorem). bf16 (8 bits) rounds the same way
+(53 >= 2*8+2); a REDUCE over bf16 steps with these functions (`semantics.reduce`).
+Ints: Python ints are exact, so every int op is computed exactly and wrapped to the dtype's width
+explicitly.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import math
 import struct
 from collections.abc import Callable
 
-from .dtypes import DType, f32, f64
+from .dtypes import DType, bf16, f32, f64
 from .ops import Op
 
 Scalar = int | float | bool
@@ -33,6 +35,21 @@ def round_f32(x: float) -> float:
         return _F32.unpack(_F32.pack(x))[0]
     except OverflowError:  # struct refuses finite values that round to infinity
         return math.copysign(math.inf, x)
+
+
+def round_bf16(x: float) -> float:
+    """`x` rounded once to the nearest bf16 (ties to even), as a Python float."""
+    if x != x or x == 0.0:
+        return x
+    if abs(x) >= 2.0**128:  # infinity, or far past the largest bf16 (scaling could overflow)
+        return math.copysign(math.inf, x)
+    # bf16 keeps 8 significant bits down to 2^-126 and a fixed quantum of 2^-133 below (its
+    # subnormals). Scaling by a power of two is exact, and round() of a float is ties to even.
+    quantum = max(math.frexp(x)[1] - 1, -126) - 7
+    rounded = math.ldexp(round(math.ldexp(x, -quantum)), quantum)
+    if abs(rounded) >= 2.0**128:  # past the largest bf16 by half an ulp or more
+        return math.copysign(math.inf, x)
+    return math.copysign(rounded, x)
 
 
 def _wrapper(dtype: DType) -> Callable[[int], int]:
@@ -137,8 +154,9 @@ def _float_ops(dtype: DType) -> dict[Op, Callable[..., Scalar]]:
     if dtype == f64:
         ops.update(exact)
     else:
+        rounding = round_bf16 if dtype is bf16 else round_f32
         for op, fn in exact.items():
-            ops[op] = lambda *xs, fn=fn: round_f32(fn(*xs))
+            ops[op] = lambda *xs, fn=fn, rounding=rounding: rounding(fn(*xs))
     return ops
 
 
@@ -168,7 +186,7 @@ def scalar_op(op: Op, operand: DType) -> Callable[..., Scalar] | None:
             table = _BOOL
         elif operand.is_int:
             table = _int_ops(operand)
-        elif operand in (f32, f64):
+        elif operand in (f32, bf16, f64):
             table = _float_ops(operand)
         else:
             table = {}

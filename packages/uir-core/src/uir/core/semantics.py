@@ -9,14 +9,16 @@ exactly or in float64 and rounded once to the result dtype, which is a single co
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
 
 from .arrays import bf16_bits, bf16_values, round_array
-from .dtypes import DType, bf16, f64
+from .dtypes import DType, bf16, f16, f32, f64
 from .floats import round_fraction
 from .ops import Op
+from .scalar import scalar_op
 
 Array = np.ndarray
 
@@ -25,12 +27,19 @@ def _wide(x: Array) -> Array:
     return np.asarray(x, dtype=np.float64)
 
 
-def _float(fn: Callable[..., Array]) -> Callable[..., Array]:
-    """Lift a float64 function to any float dtype: compute wide, round once to the result."""
+def _float(fn: Callable[..., Array], ieee: bool = False) -> Callable[..., Array]:
+    """Lift a float64 function to any float dtype: compute wide, round once to the result.
+
+    An `ieee` function (+ - * / sqrt) is correctly rounded in every IEEE format, so on f32 it
+    runs in float32 directly: the same result without widening, which week 4's arrays of
+    millions of elements notice.
+    """
 
     def run(out: DType, *xs: Array) -> Array:
         if out is f64:
             return np.asarray(fn(*xs), dtype=np.float64)
+        if ieee and out is f32:
+            return np.asarray(fn(*(np.asarray(x, dtype=np.float32) for x in xs)), dtype=np.float32)
         return round_array(fn(*(_wide(x) for x in xs)), out)
 
     return run
@@ -46,8 +55,8 @@ def _int(fn: Callable[..., Array]) -> Callable[..., Array]:
 
 
 def _number(fn: Callable[..., Array]) -> Callable[..., Array]:
-    """A function that wraps on ints and rounds once on floats."""
-    on_float, on_int = _float(fn), _int(fn)
+    """An IEEE function that wraps on ints and rounds once on floats."""
+    on_float, on_int = _float(fn, ieee=True), _int(fn)
 
     def run(out: DType, *xs: Array) -> Array:
         return on_float(out, *xs) if out.is_float else on_int(out, *xs)
@@ -148,7 +157,7 @@ _TABLE: dict[Op, Callable[..., Array]] = {
     Op.NEG: _number(np.negative),
     Op.IDIV: _idiv,
     Op.MOD: _mod,
-    Op.FDIV: _float(np.divide),
+    Op.FDIV: _float(np.divide, ieee=True),
     Op.MAX: _max_min(True),
     Op.MIN: _max_min(False),
     Op.CMPLT: _compare(np.less),
@@ -161,7 +170,7 @@ _TABLE: dict[Op, Callable[..., Array]] = {
     Op.SHL: _shift(np.left_shift),
     Op.SHR: _shift(np.right_shift),
     Op.WHERE: _where,
-    Op.SQRT: _float(np.sqrt),
+    Op.SQRT: _float(np.sqrt, ieee=True),
     Op.RECIP: _float(lambda x: 1.0 / x),
     Op.TRUNC: _float(np.trunc),
     Op.EXP2: _float(np.exp2),
@@ -182,3 +191,60 @@ def apply(op: Op, out: DType, srcs: list[Array], src_dtypes: list[DType]) -> Arr
         if fn is None:
             raise KeyError(f"{op} has no numeric semantics")
         return np.asarray(fn(out, *(np.asarray(s) for s in srcs)))
+
+
+# Float dtypes whose numpy arithmetic is the dtype's own: each step rounds once to the dtype
+# (numpy computes f16 in f32 and rounds back, a double rounding that is harmless: 24 >= 2*11 + 2).
+# bf16 lives in float32, so numpy would round its steps to f32 instead.
+_NATIVE_FLOATS = (f16, f32, f64)
+
+
+def reduce(op: Op, out: DType, x: Array, axes: tuple[int, ...]) -> Array:
+    """REDUCE (uir.md section 8): fold `axes` of `x` away with `op` (ADD, MUL, MAX or MIN).
+
+    The fold runs row-major over the reduced axes from their first element: acc = x[0], then
+    acc = op(acc, x[r]) for r = 1, 2, ... Float ADD and MUL depend on that order, so they fold
+    step by step (numpy's `sum` adds pairwise, which is another order). Integer ADD and MUL wrap,
+    and wrapping arithmetic is associative and commutative, as are MAX and MIN (IEEE 754-2019
+    maximum/minimum: NaN if any NaN, else the largest with -0 < +0): for those any order gives
+    the same result.
+    """
+    x = np.asarray(x)
+    kept = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+    # One row per kept element, holding its reduced elements in row-major order.
+    rows = np.moveaxis(x, axes, range(-len(axes), 0)).reshape(*kept, -1)
+    with np.errstate(all="ignore"):
+        if op in (Op.MAX, Op.MIN):
+            result = _extreme(op is Op.MAX, out, rows)
+        elif out.is_int:
+            ufunc = np.add if op is Op.ADD else np.multiply
+            result = ufunc.reduce(rows, axis=-1, dtype=out.storage)
+        else:
+            result = _fold(op, out, rows)
+    return np.asarray(result, dtype=out.storage)
+
+
+def _extreme(is_max: bool, out: DType, rows: Array) -> Array:
+    """MAX or MIN over the last axis; for floats NaN propagates and -0 < +0."""
+    pick = np.max(rows, axis=-1) if is_max else np.min(rows, axis=-1)  # NaN propagates
+    if out.is_float:
+        # A zero result is +0 for MAX when any element is +0 (and -0 for MIN when any is -0).
+        found = ((rows == 0) & (np.signbit(rows) != is_max)).any(axis=-1)
+        plus = np.zeros((), dtype=out.storage)
+        pick = np.where(pick == 0, np.where(found == is_max, plus, -plus), pick)
+    return pick
+
+
+def _fold(op: Op, out: DType, rows: Array) -> Array:
+    """Float ADD or MUL over the last axis, one step at a time, each step rounded to `out`."""
+    if out in _NATIVE_FLOATS:
+        # ufunc.accumulate runs its steps in order (only ufunc.reduce adds pairwise); its last
+        # column is the fold.
+        ufunc = np.add if op is Op.ADD else np.multiply
+        return ufunc.accumulate(rows, axis=-1, dtype=out.storage)[..., -1]
+    # numpy has no arithmetic in this dtype (bf16): fold each row on Python floats with the
+    # interpreter's scalar step, which rounds to the dtype.
+    step = scalar_op(op, out)
+    flat = rows.reshape(-1, rows.shape[-1]).tolist()
+    folded = [functools.reduce(step, row) for row in flat]  # type: ignore[arg-type]
+    return np.array(folded, dtype=out.storage).reshape(rows.shape[:-1])

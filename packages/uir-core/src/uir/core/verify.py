@@ -1,29 +1,37 @@
 """The verifier: every rule uir.md checks on a parsed graph, one function per op family.
 
 Per-op checks run first, on every statement; then the whole-program rules: distinct buffer slots,
-the full memory order and the SINK's outputs (uir.md 6.3), and bounds proofs for every INDEX on
-the inlined graph (6.4). Failures raise VerifyError naming the line of the offending statement.
-Dead statements (not reachable from the SINK) are never verified.
+the full memory order and the SINK's outputs (uir.md 6.3), and, on the inlined graph, no shaped
+value inside a loop (7, 8) and bounds proofs for every INDEX (6.4). Failures raise VerifyError
+naming the line of the offending statement. Dead statements (not reachable from the SINK) are
+never verified.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import pairwise
 
 from .bounds import bounds, gated_bounds
 from .calls import Origins, inline_calls
 from .dtypes import BOOL, I32, VOID, Type
 from .elements import Elements
 from .errors import VerifyError
-from .loops import end_stores
+from .loops import end_stores, naming, ranges_inside
 from .memory import VERSIONS, Kind, buffer_of, kind
 from .ops import ALU, BINARY, BITWISE, COMPARE, FLOAT_BINARY, FLOAT_UNARY, INT_BINARY, Op
 from .parse import LongInt, Program
+from .printer import format_arg
 from .schedule import planned
 from .uop import UOp
 
-# Ops a CALL body may hold: values only, no effects, memory or loops (uir.md section 5).
-BODY_OPS = ALU | {Op.CONST, Op.PARAM, Op.CALL, Op.STACK, Op.INDEX}
+# Ops a CALL body may hold: values only, no effects, memory or loops (uir.md sections 5 and 8).
+BODY_OPS = ALU | {Op.CONST, Op.PARAM, Op.CALL, Op.STACK, Op.INDEX, Op.REDUCE, Op.EXPAND, Op.STAGE}
+# The folds a REDUCE may use (uir.md section 8).
+REDUCE_OPS = frozenset({Op.ADD, Op.MUL, Op.MAX, Op.MIN})
+# The shaped values that may run inside a loop: week 1's small vectors (uir.md section 7). After
+# inlining, a CALL returning one is one of these too.
+SMALL_VECTORS = frozenset({Op.STACK, Op.CONST})
 # Ops whose checks accept memory references, places or effects among their sources; every other
 # op takes values only (uir.md section 6).
 MEMORY_AWARE = frozenset({Op.SHRINK, Op.INDEX, Op.LOAD, Op.STORE, Op.AFTER, Op.END, Op.SINK})
@@ -259,7 +267,8 @@ def _check_load(c: _Checker, uop: UOp) -> None:
     c.arity(uop, 1)
     place = uop.src[0]
     if kind(place) is Kind.MEMORY:
-        raise c.fail(uop, "whole-buffer LOAD arrives in week 4; LOAD an INDEX of the buffer")
+        _check_whole_load(c, uop)
+        return
     if kind(place) is not Kind.PLACE:
         raise c.fail(uop, f"LOAD needs an INDEX of memory, not {_what(place)}")
     if uop.type != place.type:
@@ -272,14 +281,35 @@ def _check_store(c: _Checker, uop: UOp) -> None:
     if uop.type != VOID:
         raise c.fail(uop, f"STORE has type void, not {uop.type}")
     place, value = uop.src
-    if kind(place) is Kind.MEMORY:
-        raise c.fail(uop, "whole-buffer STORE arrives in week 4; STORE to an INDEX of the buffer")
-    if kind(place) is not Kind.PLACE:
-        raise c.fail(uop, f"STORE needs an INDEX of memory, not {_what(place)}")
+    if kind(place) not in (Kind.PLACE, Kind.MEMORY):
+        raise c.fail(uop, f"STORE needs an INDEX of memory or a buffer, not {_what(place)}")
     if kind(value) is not Kind.VALUE:
         raise c.fail(uop, f"STORE writes a value, and {value.op} is not one")
-    if value.type != place.type:
+    if kind(place) is Kind.MEMORY:
+        _check_whole_store(c, uop)
+    elif value.type != place.type:
         raise c.fail(uop, f"STORE of {value.type} to an element of type {place.type}")
+
+
+def _check_whole_load(c: _Checker, uop: UOp) -> None:
+    """`LOAD T[n] mem` reads all of a buffer version or window as one value (uir.md 6.2, 8)."""
+    mem = uop.src[0]
+    if uop.type != mem.type:
+        raise c.fail(
+            uop,
+            f"a whole-buffer LOAD of {_what(mem)} {mem.type} has type {mem.type}, not {uop.type}",
+        )
+
+
+def _check_whole_store(c: _Checker, uop: UOp) -> None:
+    """`STORE void mem value` writes all of a buffer version or window (uir.md 6.2, 8)."""
+    mem, value = uop.src
+    if value.type != mem.type:
+        raise c.fail(
+            uop,
+            f"a whole-buffer STORE to {_what(mem)} {mem.type} writes a value of type "
+            f"{mem.type}, not {value.type}",
+        )
 
 
 def _check_after(c: _Checker, uop: UOp) -> None:
@@ -363,6 +393,75 @@ def _check_alu(c: _Checker, uop: UOp) -> None:
             raise c.fail(uop, f"{op} takes numbers, got {dtype}")
 
 
+def _check_reduce(c: _Checker, uop: UOp) -> None:
+    """`REDUCE T x (OP, (axes...))` folds the listed axes of x away (uir.md section 8)."""
+    c.arity(uop, 1)
+    x, arg = uop.src[0], uop.arg
+    form = (
+        isinstance(arg, tuple)
+        and len(arg) == 2
+        and isinstance(arg[0], Op)
+        and isinstance(arg[1], tuple)
+        and all(isinstance(a, int) and not isinstance(a, bool) for a in arg[1])
+    )
+    if not form:
+        shown = "nothing" if arg is None else format_arg(arg)
+        raise c.fail(uop, f"REDUCE takes (OP, (axes...)) such as (ADD, (0)), got {shown}")
+    op, axes = arg
+    if op not in REDUCE_OPS:
+        raise c.fail(uop, f"REDUCE folds with ADD, MUL, MAX or MIN, not {op}")
+    if not x.dtype.is_number:
+        raise c.fail(uop, f"REDUCE takes numbers, got {x.type}")
+    rank = len(x.type.shape)
+    if rank == 0:
+        raise c.fail(uop, f"REDUCE folds axes of a shaped value, and {x.type} is a scalar")
+    if not axes:
+        raise c.fail(uop, "REDUCE needs at least one axis: (OP, ()) folds nothing")
+    for a in axes:
+        if not 0 <= a < rank:
+            raise c.fail(uop, f"REDUCE axis {a} is not an axis of {x.type} (0 to {rank - 1})")
+    if any(a >= b for a, b in pairwise(axes)):
+        raise c.fail(
+            uop, f"REDUCE axes must be distinct and in increasing order, got {format_arg(axes)}"
+        )
+    kept = tuple(d for i, d in enumerate(x.type.shape) if i not in axes)
+    want = Type(x.dtype, kept)
+    if uop.type != want:
+        raise c.fail(
+            uop, f"REDUCE of {x.type} over axes {format_arg(axes)} has type {want}, not {uop.type}"
+        )
+
+
+def _check_expand(c: _Checker, uop: UOp) -> None:
+    """`EXPAND T[shape] x` broadcasts x with numpy's rule (uir.md section 8)."""
+    c.arity(uop, 1)
+    c.no_arg(uop)
+    x = uop.src[0]
+    src, out = x.type.shape, uop.type.shape
+    if x.dtype is not uop.dtype:
+        raise c.fail(uop, f"EXPAND keeps the dtype: {x.type} cannot become {uop.type}")
+    if not out:
+        raise c.fail(uop, f"EXPAND gives a shaped value, not the scalar {uop.type}")
+    if len(src) > len(out):
+        raise c.fail(uop, f"EXPAND cannot remove axes: {x.type} has more than {uop.type}")
+    for axis, (have, want) in enumerate(zip(src, out[len(out) - len(src) :], strict=True)):
+        if have not in (1, want):
+            raise c.fail(
+                uop,
+                f"EXPAND of {x.type} to {uop.type}: dim {axis} is {have}, and must be 1 or "
+                f"{want} (shapes align on the right)",
+            )
+
+
+def _check_stage(c: _Checker, uop: UOp) -> None:
+    """`STAGE T x` is x, materialized once (uir.md section 8)."""
+    c.arity(uop, 1)
+    c.no_arg(uop)
+    x = uop.src[0]
+    if uop.type != x.type:
+        raise c.fail(uop, f"STAGE of {x.type} has that type, not {uop.type}")
+
+
 def _check_range(c: _Checker, uop: UOp) -> None:
     c.arity(uop, 1)
     c.slot(uop, "an id")
@@ -431,6 +530,9 @@ CHECKS: dict[Op, Callable[[_Checker, UOp], None]] = {
     Op.AFTER: _check_after,
     Op.RANGE: _check_range,
     Op.END: _check_end,
+    Op.REDUCE: _check_reduce,
+    Op.EXPAND: _check_expand,
+    Op.STAGE: _check_stage,
     **{op: _check_alu for op in ALU},
 }
 
@@ -466,15 +568,38 @@ def _check_memory_order(c: _Checker, sink: UOp, statements: list[UOp]) -> None:
             )
 
 
-def _check_index_bounds(program: Program, sink: UOp, everything: list[UOp]) -> None:
+def _check_shapes_outside_loops(c: _Checker, flat: UOp, origins: Origins) -> None:
+    """Inside a loop, values are scalars or week 1's small vectors (uir.md sections 7 and 8).
+
+    Checked on the inlined graph `flat`, so that a CALL whose body does shaped arithmetic counts
+    as that arithmetic. A whole-buffer STORE is never inside a range either: a loop writes one
+    element at a time.
+    """
+    at = naming(c.program.line_of)
+    inside = ranges_inside(flat)
+    for uop, ranges in inside.items():
+        if not ranges or kind(uop) not in (Kind.VALUE, Kind.EFFECT):
+            continue
+        shaped = uop.type.shape and uop.op not in SMALL_VECTORS
+        whole_store = uop.op is Op.STORE and kind(uop.src[0]) is Kind.MEMORY
+        if shaped or whole_store:
+            loop = at(min(ranges, key=lambda r: len(inside[r])))
+            what = "a whole-buffer STORE" if whole_store else f"{uop.op} {uop.type}"
+            raise VerifyError(
+                f"{what} is inside the loop of {loop}: inside a loop, values are scalars "
+                "(or small vectors: STACK, shaped CONST), read and written one element at a "
+                "time through INDEX",
+                c.program.line_of(origins.get(uop, uop)),
+            )
+
+
+def _check_index_bounds(program: Program, flat: UOp, origins: Origins, order: list[UOp]) -> None:
     """Prove every INDEX in range, as if every CALL were inlined (uir.md sections 5 and 6.4).
 
-    A gated INDEX only needs to be in range where its gate holds. `everything` is
-    `sink.toposort()`, the inlined graph's own order when there is no CALL to inline.
+    A gated INDEX only needs to be in range where its gate holds. `flat` is the inlined graph and
+    `order` its UOps, sources first.
     """
-    origins: Origins = {}
-    flat = inline_calls(sink, origins)
-    for uop in everything if flat is sink else flat.toposort():
+    for uop in order:
         if uop.op is not Op.INDEX:
             continue
         size = uop.src[0].type.shape[0]
@@ -508,7 +633,8 @@ def _statements(sink: UOp, everything: list[UOp]) -> list[UOp]:
 def verify(program: Program) -> None:
     """Check everything reachable from the SINK; raise VerifyError at the first violation.
 
-    The graph is sorted once: every whole-program rule walks that one order.
+    The graph is sorted once (and once more inlined, where it has CALLs): every whole-program
+    rule walks that one order.
     """
     c = _Checker(program)
     sink = program.sink
@@ -531,4 +657,9 @@ def verify(program: Program) -> None:
             raise c.fail(uop, "PARAM outside any CALL body")
     _check_slots(c, statements)
     _check_memory_order(c, sink, statements)
-    _check_index_bounds(program, sink, everything)
+    origins: Origins = {}
+    flat = inline_calls(sink, origins)
+    order = everything if flat is sink else flat.toposort()
+    if any(uop.op is Op.RANGE for uop in order):
+        _check_shapes_outside_loops(c, flat, origins)
+    _check_index_bounds(program, flat, origins, order)
