@@ -100,3 +100,9 @@ def test_uir_run_backend_c_prints_the_expected_lines(name, capsys):
     expect, _ = directives(path.read_text())
     assert main(["run", "--backend", "c", str(path)]) == 0
     assert capsys.readouterr().out.splitlines() == expect
+
+
+def test_rendered_c_of_every_suite_program_stays_under_20_kb(programs):
+    # uir.md 8: loops, never unrolled, so the C does not grow with the shapes (rangeify)
+    sizes = {path.name: len(CBackend().render(program.sink)) for path, program, _ in programs}
+    assert {name: size for name, size in sizes.items() if size >= 20_000} == {}

@@ -135,3 +135,17 @@ def test_no_input_produces_a_traceback(tmp_path, capsys, words):
     assert "Traceback" not in captured.err
     if code:
         assert captured.out == "" and captured.err.startswith(f"{path}:")
+
+
+def test_run_stats_go_to_stderr_and_leave_the_output_alone(tmp_path, capsys):
+    # two 4-byte loads, then (3, 5) squared: rangeify makes one loop of 2 iterations, each one
+    # MUL and one 4-byte store into the output
+    text = (
+        "%d = CONST i32[2] (3, 5)\n%x = BUFFER i32[2] %d 0\n%z = CONST i32 0\n%one = CONST i32 1\n"
+        "%p = INDEX i32 %x %z\n%q = INDEX i32 %x %one\n%a = LOAD i32 %p\n%b = LOAD i32 %q\n"
+        "%v = STACK i32[2] %a %b\n%s = MUL i32[2] %v %v\n%o = SINK void %s\n"
+    )
+    assert main(["run", write(tmp_path, text), "--stats"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "9 25\n"
+    assert captured.err == "stats: kernels 1, loops 1, bytes read 8, bytes written 8, ops 2\n"

@@ -18,7 +18,7 @@ from uir.core.parse import Program, parse
 from uir.core.printer import print_program
 from uir.core.uop import UOp
 from uir.core.verify import verify
-from uir.rewrite.passes import fold, inline, simplify
+from uir.rewrite.passes import fold, inline, rangeify, simplify
 from uir.testing import model
 from uir.testing.compare import same_outputs
 from uir.testing.passes import broken_loops
@@ -32,7 +32,7 @@ PROGRAMS = programs(week=2)
 
 
 def pipeline(sink: UOp) -> UOp:
-    return simplify(fold(inline(sink)))
+    return rangeify(simplify(fold(inline(sink))))
 
 
 def assert_same_outputs(before: UOp, after: UOp) -> None:
@@ -121,5 +121,5 @@ def test_pipeline_keeps_every_output_bit_of_loop_programs(sink):
 @settings(SOME_BROKEN, max_examples=200 * SCALE)
 @given(LOOP_PROGRAMS)
 def test_each_pass_keeps_every_output_bit_of_loop_programs(sink):
-    for one_pass in (inline, fold, simplify):
+    for one_pass in (inline, fold, simplify, rangeify):
         assert_loops_kept(sink, one_pass(sink))

@@ -2,7 +2,8 @@
 passes, after each pass alone and after the whole pipeline, and every result still verifies
 (week 2's memory programs included: the passes rebuild LOADs, STOREs and AFTERs over simplified
 indices and values, and must not change what they do; week 3's loop programs too: the passes
-must keep every STORE in the loops its END lists, and every gated index provable)."""
+must keep every STORE in the loops its END lists, and every gated index provable; rangeify must
+turn week 1's vector arithmetic into loops that print the same)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from uir.core import parse, verify
 from uir.core.interpret import evaluate
 from uir.core.output import format_value
 from uir.core.parse import Program
-from uir.rewrite.passes import fold, inline, simplify
+from uir.rewrite.passes import fold, inline, rangeify, simplify
 
 ROOT = Path(__file__).resolve().parents[3]
 TESTS = [
@@ -52,14 +53,14 @@ def test_every_suite_program_prints_what_it_expects_before_and_after_the_passes(
     program = parse(test.program, test.path)
     verify(program)
     assert_prints_expected(test, program.sink, "before the passes")
-    optimized = simplify(fold(inline(program.sink)))
+    optimized = rangeify(simplify(fold(inline(program.sink))))
     assert_keeps_meaning(test, program.sink, optimized, "after the passes")
 
 
 @pytest.mark.parametrize("test", TESTS, ids=IDS)
 def test_every_pass_alone_keeps_every_suite_program(test):
     program = parse(test.program, test.path)
-    for run in (inline, fold, simplify):
+    for run in (inline, fold, simplify, rangeify):
         assert_keeps_meaning(test, program.sink, run(program.sink), f"after {run.__name__} alone")
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from uir.core import UOp, print_program
 from uir.core.errors import BackendError
 from uir.core.output import format_value
 from uir.core.plugins import Backend, Registry, load_registry, run_passes
+from uir.core.stats import program_stats
 
 from .output import write_output
 from .source import load_program, read_source
@@ -40,6 +42,9 @@ def run_command(args: argparse.Namespace) -> int:
     # Everything is computed before anything is printed: an error leaves stdout empty.
     text = "".join(format_value(v, s.dtype) + "\n" for v, s in zip(outputs, sink.src, strict=True))
     write_output(text)
+    if args.stats and sys.stderr is not None:
+        # On stderr, so that the outputs graded against `# expect:` lines stay as they are.
+        print(f"stats: {program_stats(sink).describe()}", file=sys.stderr)
     return 0
 
 
@@ -83,6 +88,13 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
         command.add_argument("--backend", default=default, help=f"backend (default: {default})")
         command.add_argument("--no-opt", action="store_true", help="skip every pass")
         _pass_options(command)
+        if name == "run":
+            command.add_argument(
+                "--stats",
+                action="store_true",
+                help="print to stderr the loops, bytes read and written and ALU ops of the "
+                "program after the passes",
+            )
         command.set_defaults(handler=run_command if name == "run" else render_command)
 
     check = commands.add_parser("check", parents=[common], help="parse and verify a program")

@@ -11,6 +11,7 @@ from uir.core.uop import UOp
 
 from .fold import fold_rules
 from .loops import in_loops
+from .rangeify import rangeify as rangeify_graph
 from .simplify import simplify_rules
 
 # Every pass runs through in_loops: a rewrite that removes a STORE's dependence on a RANGE (a value
@@ -35,6 +36,14 @@ def simplify(sink: UOp) -> UOp:
     )
 
 
+def rangeify(sink: UOp) -> UOp:
+    """Every shaped value lowered to loops over its elements (spec/rangeify.md); CALLs are
+    inlined first, since a body's shaped values are its caller's."""
+    return in_loops(
+        lambda root, origins: rangeify_graph(inline_calls(root, origins), origins), sink
+    )
+
+
 PASSES = (
     Pass(
         "inline", "inline", "replace each CALL by its body with the arguments substituted", inline
@@ -45,6 +54,12 @@ PASSES = (
         "simplify",
         "algebraic identities, constant reassociation, division and comparison by bounds",
         simplify,
+    ),
+    Pass(
+        "rangeify",
+        "rangeify",
+        "lower shaped values to loops: fuse elementwise ops, materialize STAGE, REDUCE, outputs",
+        rangeify,
     ),
 )
 

@@ -1,5 +1,7 @@
 """UOp graph -> C99 source with no undefined behaviour for any input (uir.md 6.5).
 
+Shaped values reach C only as loops: `render_c` rangeifies the program (uir.rewrite.rangeify)
+before anything else, so the size of the C never grows with a shape.
 Every value gets one `const` local, in the order of the loop nest `loop_schedule` gives (the one
 the interpreter runs), each loop a C `for` over its RANGE whose body scopes the values placed in
 it. ALU ops render through `ALU_RENDER`, one entry an op, each a function of the operand
@@ -18,9 +20,11 @@ from collections.abc import Callable
 from uir.core.bounds import bounds
 from uir.core.dtypes import DType, Type, bf16, f16, f32
 from uir.core.errors import BackendError
+from uir.core.memory import buffer_of
 from uir.core.ops import ALU, Op
 from uir.core.schedule import Block, flatten, loop_schedule
 from uir.core.uop import UOp
+from uir.rewrite.rangeify import rangeify
 
 from .abi import (
     ENTRY,
@@ -270,6 +274,7 @@ class _Program:
         self.buffers_used: set[str] = set()
         self.stack_bytes = 0  # of the arrays declared on the stack so far
         self.heap: list[str] = []  # arrays to free before returning
+        self.outputs_in_place = _outputs_in_place(sink, abi)
 
     def on_stack(self, size: int, itemsize: int) -> bool:
         """Whether an array fits in what is left of STACK_BYTES; if so, it takes that room."""
@@ -289,6 +294,8 @@ class _Program:
     # memory -----------------------------------------------------------------------------------
 
     def pointer(self, root: UOp) -> str:
+        if root in self.outputs_in_place:
+            return self.outputs_in_place[root]
         if root.op is Op.BUFFER:
             name = f"buf{root.arg}"
             self.buffers_used.add(name)
@@ -374,19 +381,10 @@ class _Program:
             self.body.extend(f"{name}[{i}] = {e};" for i, e in enumerate(elements))
 
     def alu(self, uop: UOp) -> None:
-        render = ALU_RENDER[uop.op]
-        if not uop.type.shape:
-            self.declare(uop, render(self.ctx, uop, [self.names[s] for s in uop.src]))
-            return
-        # A shaped value computes elementwise (uir.md 8); all operands share its shape.
-        name = self.names[uop] = f"v{len(self.names)}"
-        expr = render(self.ctx, uop, [f"{self.names[s]}[e]" for s in uop.src])
-        ctype, size = value_ctype(uop.dtype), uop.type.size
-        if self.on_stack(size, value_itemsize(uop.dtype)):
-            self.body.append(f"{ctype} {name}[{size}];")
-        else:
-            self.heap_array(ctype, name, size)
-        self.body.append(f"for (int e = 0; e < {size}; e++) {name}[e] = {expr};")
+        if uop.type.shape:
+            # rangeify turned every shaped ALU op into loops over its elements (render_c)
+            raise BackendError(f"the C backend renders shaped {uop.op} only through rangeify")
+        self.declare(uop, ALU_RENDER[uop.op](self.ctx, uop, [self.names[s] for s in uop.src]))
 
     def statement(self, uop: UOp) -> None:
         op = uop.op
@@ -441,6 +439,8 @@ class _Program:
             if readback.output is None:
                 continue
             out = f"out{readback.output}"
+            if is_memory(source):
+                continue  # rangeify's loops wrote it in place (_outputs_in_place)
             if source.type.shape:
                 value = self.encode(source.dtype, f"{self.names[source]}[e]")
                 self.body.append(
@@ -448,6 +448,18 @@ class _Program:
                 )
             else:
                 self.body.append(f"{out}[0] = {self.encode(source.dtype, self.names[source])};")
+
+
+def _outputs_in_place(lowered: UOp, abi: Layout) -> dict[UOp, str]:
+    """The BUFFERs rangeify made for value outputs -> the output pointers they stand for.
+
+    rangeify writes the values the SINK prints into new global BUFFERs; the ABI is the program's
+    own (abi.py), where each is an output pointer, so the loops write there."""
+    return {
+        buffer_of(source): f"out{back.output}"
+        for source, back in zip(lowered.src, abi.readbacks, strict=True)
+        if back.output is not None and is_memory(source)
+    }
 
 
 def _used_values(order: list[UOp]) -> set[UOp]:
@@ -496,10 +508,13 @@ def render_c(flat: UOp, entry: str = ENTRY) -> str:
     """The C translation unit of a verified program with its CALLs inlined
     (uir.core.calls.inline_calls): header comment, helpers, entry point.
 
-    `entry` renames the entry point, so that several programs can share one library (tests)."""
+    Shaped values are rendered only as loops: the program is rangeified first (uir.md 8), and
+    keeps its own ABI (abi.py). `entry` renames the entry point, so that several programs can
+    share one library (tests)."""
     abi = layout(flat)
-    program = _Program(flat, abi)
-    nest = loop_schedule(flat)
+    lowered = rangeify(flat)
+    program = _Program(lowered, abi)
+    nest = loop_schedule(lowered)
     program.block(nest, _used_values(flatten(nest)))
     program.outputs()
     # A buffer the body never touches (one only read back) must not warn under -Wextra; every

@@ -1,0 +1,310 @@
+"""Rangeify: shaped values lowered to loops over scalars (uir.md section 8, spec/rangeify.md).
+
+The output is a week-3 program: every element of a shaped value gets its index from RANGEs, and
+every shaped result lives in a buffer written by a STORE inside loops, closed by an END and read
+through an AFTER of that END.
+
+One internal form carries the lowering: `INDEX T v i0 .. i(r-1)`, element `(i0, ..)` of the shaped
+value `v` of rank r (for rank 1 this is week 1's INDEX of a value). The rules, run top-down so that
+they meet a value before its operands, push such an INDEX towards the leaves:
+
+- elementwise ops (ALU, WHERE, compares, CAST, BITCAST) are fused: the element of `a + b` is the
+  element of `a` plus the element of `b`, recomputed at each use;
+- a movement op maps the index (`INDEX_MAPS`; week 4 has EXPAND, week 5 adds the others): the
+  maps compose as the INDEX passes through one op after another;
+- a whole-buffer LOAD becomes a scalar LOAD of the element (fused) unless some effect of the
+  program overwrites the version it reads: a fused LOAD would then run in a loop that may come
+  after that effect, so such a LOAD is first copied into a LOCAL (a snapshot);
+- STAGE and REDUCE are materialized, once each, into a new LOCAL: the element is a LOAD of it;
+- a uniform shaped CONST gives its scalar; other small vectors (STACK, shaped CONST) stay as
+  week 1's INDEX of a value.
+
+Outputs are materialized too: a shaped SINK source (other than a STACK or CONST, which are week 1
+values already) is written into a new global BUFFER whose contents are printed, and a whole-buffer
+STORE becomes a loop of scalar STOREs into its own target.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from uir.core.dtypes import I32, VOID, DType, Type
+from uir.core.engine import Origins, graph_rewrite
+from uir.core.errors import BackendError
+from uir.core.memory import Kind, kind, version_of
+from uir.core.ops import ALU, Op
+from uir.core.pattern import P, Rules
+from uir.core.uop import UOp
+
+Index = tuple[UOp, ...]
+"""One i32 scalar per axis of a shaped value: which element."""
+
+IndexMap = Callable[[UOp, Index], Index]
+"""A movement op's map: (the op, an index of its result) -> the index of its source."""
+
+
+@dataclass
+class Context:
+    """What the rules share while lowering one program: fresh ids and what is materialized."""
+
+    next_range: int
+    next_local: int
+    next_slot: int
+    written: frozenset[UOp]  # buffer versions some effect of the program writes
+    materialized: dict[UOp, UOp] = field(default_factory=dict)  # value -> its buffer's version
+
+    @classmethod
+    def of(cls, sink: UOp) -> Context:
+        """Ids above every id the program uses, and the versions its effects write."""
+        uops = sink.toposort(bodies=False)
+
+        def above(op: Op) -> int:
+            return max((u.arg + 1 for u in uops if u.op is op), default=0)
+
+        written = frozenset(version_of(u.src[0]) for u in uops if u.op is Op.STORE)
+        return cls(above(Op.RANGE), above(Op.LOCAL), above(Op.BUFFER), written)
+
+
+# --- ranges and indices ----------------------------------------------------------------------
+
+
+def _const(value: int) -> UOp:
+    return UOp(Op.CONST, I32, (), value)
+
+
+def _new_range(end: int, ctx: Context) -> UOp:
+    # A fresh id for every loop: two loops over one bound are distinct RANGEs (uir.md 7).
+    ctx.next_range += 1
+    return UOp(Op.RANGE, I32, (_const(end),), ctx.next_range - 1)
+
+
+def _output_range(end: int, ctx: Context) -> UOp:
+    """A loop over the elements of a result: its iterations are independent by construction."""
+    return _new_range(end, ctx)
+
+
+def _reduce_range(end: int, ctx: Context) -> UOp:
+    """A loop over a reduced axis: it carries an accumulator, so it runs in order."""
+    return _new_range(end, ctx)
+
+
+def _flat(index: Index, shape: Sequence[int]) -> UOp:
+    """The row-major position of `index` in a buffer holding a value of `shape`."""
+    if not index:
+        return _const(0)
+    flat = index[0]
+    for i, dim in zip(index[1:], shape[1:], strict=True):
+        flat = flat.alu(Op.MUL, _const(dim)).alu(Op.ADD, i)
+    return flat
+
+
+def element(value: UOp, index: Index) -> UOp:
+    """Element `index` of `value` (a scalar is its own only element), as the rules will lower it."""
+    if not value.type.shape:
+        return value
+    return UOp(Op.INDEX, value.type.scalar, (value, *index))
+
+
+def _expand_map(expand: UOp, index: Index) -> Index:
+    """numpy's broadcast, right-aligned: a source axis of size 1 is read at 0."""
+    shape = expand.src[0].type.shape
+    kept = index[len(index) - len(shape) :]
+    return tuple(_const(0) if dim == 1 else i for i, dim in zip(kept, shape, strict=True))
+
+
+INDEX_MAPS: dict[Op, IndexMap] = {Op.EXPAND: _expand_map}
+"""Each movement op's index map; a week adding movement ops adds entries here."""
+
+
+# --- materializing: loops that write buffers ---------------------------------------------------
+
+
+def _buffer_type(value: UOp) -> Type:
+    return Type(value.dtype, (value.type.size,))  # buffers are flat (uir.md 6.1)
+
+
+def _fill(dest: UOp, shape: Sequence[int], at: Callable[[Index], UOp], ctx: Context) -> UOp:
+    """The effect storing `at(index)` for every index of `shape` into `dest` (a buffer version or
+    window of that many elements), row-major: the END of a loop nest (a STORE for a scalar)."""
+    ranges = tuple(_output_range(dim, ctx) for dim in shape)
+    value = at(ranges)
+    place = UOp(Op.INDEX, value.type, (dest, _flat(ranges, shape)))
+    store = UOp(Op.STORE, VOID, (place, value))
+    return UOp(Op.END, VOID, (store, *ranges)) if ranges else store
+
+
+def _store(dest: UOp, value: UOp, ctx: Context) -> UOp:
+    """The effect writing `value` (shaped, or a scalar) into `dest`."""
+    return _fill(dest, value.type.shape, lambda index: element(value, index), ctx)
+
+
+def _identity(op: Op, dtype: DType) -> int | float:
+    """The start of a fold equal to starting from the first element (uir.md 8): -0.0, not +0.0,
+    for a float sum, since -0.0 + x is x for every x and +0.0 + -0.0 is +0.0."""
+    if op is Op.ADD:
+        return -0.0 if dtype.is_float else 0
+    if op is Op.MUL:
+        return 1.0 if dtype.is_float else 1
+    if dtype.is_float:
+        return -float("inf") if op is Op.MAX else float("inf")
+    return dtype.min if op is Op.MAX else dtype.max
+
+
+def _reduce(dest: UOp, reduce: UOp, ctx: Context) -> UOp:
+    """The END of the loops folding `reduce` into `dest`: for each output element, an accumulator
+    in `dest` starts at the identity and takes every element of the reduced axes in row-major
+    order, the loop-carried AFTER of uir.md 7 (`matmul_by_hand` of week 3 has the same shape)."""
+    (source,) = reduce.src
+    op, axes = reduce.arg
+    shape = source.type.shape
+    outputs = tuple(_output_range(dim, ctx) for d, dim in enumerate(shape) if d not in axes)
+    reduced = tuple(_reduce_range(dim, ctx) for d, dim in enumerate(shape) if d in axes)
+    kept, folded = iter(outputs), iter(reduced)
+    index = tuple(next(folded) if d in axes else next(kept) for d in range(len(shape)))
+    at = _flat(outputs, reduce.type.shape)
+    scalar = reduce.type.scalar
+    init = UOp(Op.STORE, VOID, (UOp(Op.INDEX, scalar, (dest, at)), _identity_const(op, scalar)))
+    carried = UOp(Op.AFTER, dest.type, (dest, init, *reduced))
+    place = UOp(Op.INDEX, scalar, (carried, at))
+    total = UOp(op, scalar, (UOp(Op.LOAD, scalar, (place,)), element(source, index)))
+    end = UOp(Op.END, VOID, (UOp(Op.STORE, VOID, (place, total)), *reduced))
+    return UOp(Op.END, VOID, (end, *outputs)) if outputs else end
+
+
+def _identity_const(op: Op, scalar: Type) -> UOp:
+    return UOp(Op.CONST, scalar, (), _identity(op, scalar.dtype))
+
+
+def _materialized(value: UOp, ctx: Context) -> UOp:
+    """The version of a new LOCAL holding the STAGE, REDUCE or whole-buffer LOAD `value` once
+    computed: each is computed once, however many elements of it are read."""
+    if value.op is Op.STAGE and value.src[0].op in (Op.STAGE, Op.REDUCE):
+        return _materialized(value.src[0], ctx)  # already materialized: no second copy
+    found = ctx.materialized.get(value)
+    if found is None:
+        local = UOp(Op.LOCAL, _buffer_type(value), (), ctx.next_local)
+        ctx.next_local += 1
+        if value.op is Op.REDUCE:
+            done = _reduce(local, value, ctx)
+        elif value.op is Op.STAGE:
+            done = _store(local, value.src[0], ctx)
+        else:  # a snapshot of the memory a whole-buffer LOAD reads
+            shape, memory = value.type.shape, value.src[0]
+            done = _fill(local, shape, lambda i: _load(memory, i, shape, value.dtype), ctx)
+        found = ctx.materialized[value] = UOp(Op.AFTER, local.type, (local, done))
+    return found
+
+
+def _load(memory: UOp, index: Index, shape: Sequence[int], dtype: DType) -> UOp:
+    scalar = Type(dtype)
+    return UOp(Op.LOAD, scalar, (UOp(Op.INDEX, scalar, (memory, _flat(index, shape))),))
+
+
+# --- the rules -------------------------------------------------------------------------------
+
+
+def _element_of(ix: UOp, ctx: Context) -> UOp | None:
+    """Push an INDEX of a shaped value one op towards the leaves (module docstring)."""
+    value, index = ix.src[0], ix.src[1:]
+    op, shape = value.op, value.type.shape
+    if op in ALU:
+        return UOp(op, ix.type, tuple(element(s, index) for s in value.src), value.arg)
+    if op in INDEX_MAPS:
+        return element(value.src[0], INDEX_MAPS[op](value, index))
+    if op in (Op.STAGE, Op.REDUCE):
+        return _load(_materialized(value, ctx), index, shape, value.dtype)
+    if op is Op.LOAD:
+        memory = value.src[0]
+        if version_of(memory) in ctx.written:
+            memory = _materialized(value, ctx)  # a snapshot, taken before the overwrite
+        return _load(memory, index, shape, value.dtype)
+    if op is Op.CONST:
+        if value.arg.is_fill:
+            return UOp(Op.CONST, ix.type, (), value.arg[0])
+        if len(shape) == 1:
+            return None  # week 1's INDEX of a vector constant: a table in C
+        flat = value.replace(type=_buffer_type(value))
+        return UOp(Op.INDEX, ix.type, (flat, _flat(index, shape)))
+    if op is Op.STACK and len(shape) == 1:
+        return None  # week 1's INDEX of a small vector
+    if op is Op.CALL:
+        raise BackendError("rangeify needs the program's CALLs inlined first")
+    raise BackendError(f"rangeify cannot lower an element of {op} {value.type}")
+
+
+def _outputs(sink: UOp, ctx: Context) -> UOp | None:
+    """Each shaped value the SINK prints, written into a new global BUFFER it prints instead.
+
+    When one is, every value the SINK prints is (a scalar into a BUFFER of one element), each
+    with a slot above the program's, in SINK order: the C ABI (spec/uir-week2-c.md section 1:
+    buffers in slot order, then one output per value SINK source in SINK order) of the result is
+    then the program's own, pointer for pointer, so C rendered after this pass runs under the
+    ABI derived from the program as written."""
+    if not any(_needs_buffer(s) for s in sink.src):
+        return None
+    sources = []
+    for source in sink.src:
+        if kind(source) is Kind.VALUE:
+            buffer = UOp(Op.BUFFER, _buffer_type(source), (), ctx.next_slot)
+            ctx.next_slot += 1
+            source = UOp(Op.AFTER, buffer.type, (buffer, _store(buffer, source, ctx)))
+        sources.append(source)
+    return sink.replace(src=tuple(sources))
+
+
+def _needs_buffer(source: UOp) -> bool:
+    """Whether a SINK source is a shaped value that only loops can compute: not a memory
+    reference, and not one of week 1's small vectors, which a week-3 program prints as they are."""
+    return bool(source.type.shape) and kind(source) is Kind.VALUE and source.op not in _VECTORS
+
+
+_VECTORS = (Op.STACK, Op.CONST)
+
+
+def _is_element(uop: UOp) -> bool:
+    return kind(uop) is Kind.VALUE and bool(uop.src) and bool(uop.src[0].type.shape)
+
+
+def _is_whole(uop: UOp) -> bool:
+    return kind(uop.src[0]) is Kind.MEMORY
+
+
+def _is_scalar(uop: UOp) -> bool:
+    return not uop.type.shape
+
+
+rangeify_rules = Rules(
+    [
+        (P(Op.SINK, name="sink"), _outputs),
+        (P(Op.INDEX, name="ix").such_that(_is_element), _element_of),
+        # A scalar REDUCE (every axis folded) is read from its one-element LOCAL.
+        (
+            P(Op.REDUCE, name="r").such_that(_is_scalar),
+            lambda r, ctx: _load(_materialized(r, ctx), (), (), r.dtype),
+        ),
+        # A scalar is computed once already, outside every loop: STAGE has nothing to add.
+        (P(Op.STAGE, src=(P.var("x"),)).such_that(_is_scalar), lambda x: x),
+        # A whole-buffer STORE writes its target element by element.
+        (
+            P(Op.STORE, src=(P.var("dest"), P.var("value"))).such_that(_is_whole),
+            _store,
+        ),
+    ]
+)
+
+
+def rangeify(flat: UOp, origins: Origins | None = None) -> UOp:
+    """The program under `flat`, its CALLs inlined (uir.core.calls.inline_calls), with every
+    shaped value lowered to loops; the very same object when it has none. `origins` records what
+    each new UOp stands for."""
+    if not any(map(_to_lower, flat.toposort(bodies=False))):
+        return flat  # most programs of weeks 1-3: no walk of the rules at all
+    return graph_rewrite(flat, rangeify_rules, Context.of(flat), bottom_up=False, origins=origins)
+
+
+def _to_lower(uop: UOp) -> bool:
+    """Whether rangeify has something to do with `uop` (week 1's vectors and their INDEX stay)."""
+    if uop.op in (Op.REDUCE, Op.STAGE) or (uop.op is Op.STORE and _is_whole(uop)):
+        return True
+    return _needs_buffer(uop)
