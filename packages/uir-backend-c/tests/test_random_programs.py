@@ -38,8 +38,11 @@ pytestmark = pytest.mark.skipif(compiler() is None, reason="no C compiler")
 ALL_DTYPES = tuple(d for d in DTYPES.values() if not d.is_void)
 MEMORY_PROGRAMS = programs(week=2, dtypes=ALL_DTYPES, approximate=False)
 LOOP_PROGRAMS = programs(week=3, dtypes=ALL_DTYPES, approximate=False)
+SHAPED_PROGRAMS = programs(week=4, dtypes=ALL_DTYPES, approximate=False)
 BY_WEEK = pytest.mark.parametrize(
-    "strategy", [MEMORY_PROGRAMS, LOOP_PROGRAMS], ids=["week2_memory", "week3_loops"]
+    "strategy",
+    [MEMORY_PROGRAMS, LOOP_PROGRAMS, SHAPED_PROGRAMS],
+    ids=["week2_memory", "week3_loops", "week4_shapes"],
 )
 
 

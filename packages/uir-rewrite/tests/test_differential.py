@@ -123,3 +123,22 @@ def test_pipeline_keeps_every_output_bit_of_loop_programs(sink):
 def test_each_pass_keeps_every_output_bit_of_loop_programs(sink):
     for one_pass in (inline, fold, simplify, rangeify):
         assert_loops_kept(sink, one_pass(sink))
+
+
+# Week-4 shaped programs (elementwise ops, EXPAND, REDUCE, STAGE, whole-buffer LOADs and STOREs,
+# with everything of weeks 1-3): rangeify lowers them to week-3 loops, which must print the same
+# bits as the shaped program, in the interpreter and in the model (tuples, REDUCE a left fold).
+SHAPED_PROGRAMS = programs(week=4)
+
+
+@settings(max_examples=200 * SCALE)
+@given(SHAPED_PROGRAMS)
+def test_pipeline_keeps_every_output_bit_of_shaped_programs(sink):
+    assert_loops_kept(sink, pipeline(sink))
+
+
+@settings(max_examples=100 * SCALE)
+@given(SHAPED_PROGRAMS)
+def test_each_pass_keeps_every_output_bit_of_shaped_programs(sink):
+    for one_pass in (inline, fold, simplify, rangeify):
+        assert_loops_kept(sink, one_pass(sink))

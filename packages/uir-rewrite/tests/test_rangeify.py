@@ -1,7 +1,8 @@
 """Rangeify: shaped values become loops, and the loops compute what the shapes meant.
 
-Each result is worked out independently (by hand, or by numpy and Python loops written here) and
-compared with the interpreter's run of rangeify's output, which must verify as a week-3 program.
+Each result is worked out independently (by hand, by numpy and Python loops written here, or, for
+random programs, by the independent model of uir.testing) and compared with the interpreter's run
+of rangeify's output, which must verify as a week-3 program.
 Programs with REDUCE, EXPAND, STAGE and whole-buffer LOAD/STORE are parsed without verifying
 (week 4's verifier lands on another branch); their rangeified form verifies today.
 """
@@ -13,7 +14,6 @@ import math
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from uir.core.dtypes import VOID, Type, f32, i32
 from uir.core.elements import Elements
@@ -27,6 +27,7 @@ from uir.core.uop import UOp
 from uir.core.verify import verify
 from uir.rewrite.passes import rangeify
 from uir.rewrite.rangeify import rangeify as rangeify_graph
+from uir.testing import model
 from uir.testing.compare import same_outputs
 from uir.testing.programs import programs
 
@@ -317,76 +318,11 @@ def test_random_programs_print_the_same_after_rangeify(sink):
     assert same_outputs(evaluate(lowered(sink)), evaluate(sink)), print_program(sink)
 
 
-# --- random week-4 programs against a numpy model written here ---------------------------------
-
-
-class _Shaped:
-    """A random program over vectors of one length, built with its value in numpy alongside:
-    elementwise ops in the dtype's arithmetic, REDUCE as a sequential fold, EXPAND, STAGE and
-    whole-buffer LOADs. Small integer data keeps f32 products exact enough to stay finite."""
-
-    def __init__(self, draw, dtype, n: int) -> None:
-        self.draw, self.dtype, self.n = draw, dtype, n
-        self.type = Type(dtype, (n,))
-        self.np = np.float32 if dtype is f32 else np.int32
-        self.values: list[tuple[UOp, np.ndarray]] = []
-        self.inputs: dict[int, np.ndarray] = {}
-
-    def data(self) -> np.ndarray:
-        ints = self.draw(st.lists(st.integers(-4, 4), min_size=self.n, max_size=self.n))
-        return np.array(ints, dtype=self.np)
-
-    def leaf(self) -> tuple[UOp, np.ndarray]:
-        choice = self.draw(st.sampled_from(("const", "load", "expand")))
-        values = self.data()
-        if choice == "const":
-            literal = tuple(v.item() for v in values)
-            return UOp(Op.CONST, self.type, (), Elements(literal)), values
-        if choice == "load":
-            slot = len(self.inputs)
-            self.inputs[slot] = values
-            return UOp(Op.LOAD, self.type, (UOp(Op.BUFFER, self.type, (), slot),)), values
-        scalar = UOp(Op.CONST, self.type.scalar, (), values[0].item())
-        return UOp(Op.EXPAND, self.type, (scalar,)), np.full(self.n, values[0], self.np)
-
-    def step(self) -> None:
-        pick = lambda: self.draw(st.sampled_from(self.values))  # noqa: E731
-        kind_ = self.draw(st.sampled_from(("alu", "alu", "stage", "reduce", "leaf")))
-        if kind_ == "leaf" or not self.values:
-            self.values.append(self.leaf())
-            return
-        (a, x), (b, y) = pick(), pick()
-        if kind_ == "alu":
-            op = self.draw(st.sampled_from((Op.ADD, Op.SUB, Op.MUL, Op.MAX, Op.MIN)))
-            fn = {Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply}.get(op)
-            with np.errstate(all="ignore"):  # ints wrap, as UIR's do
-                z = fn(x, y) if fn else (np.maximum if op is Op.MAX else np.minimum)(x, y)
-            self.values.append((UOp(op, self.type, (a, b)), z.astype(self.np)))
-        elif kind_ == "stage":
-            self.values.append((UOp(Op.STAGE, self.type, (a,)), x))
-        else:
-            op = self.draw(st.sampled_from((Op.ADD, Op.MAX, Op.MIN)))
-            total = x[0]
-            with np.errstate(all="ignore"):
-                for v in x[1:]:  # from the first element, in order (uir.md 8)
-                    total = {Op.ADD: np.add, Op.MAX: np.maximum, Op.MIN: np.minimum}[op](total, v)
-            folded = UOp(Op.REDUCE, self.type.scalar, (a,), (op, (0,)))
-            expand = UOp(Op.EXPAND, self.type, (folded,))
-            self.values.append((expand, np.full(self.n, total, self.np)))
-
-
-@st.composite
-def shaped_programs(draw):
-    builder = _Shaped(draw, draw(st.sampled_from((f32, i32))), draw(st.integers(1, 6)))
-    for _ in range(draw(st.integers(1, 8))):
-        builder.step()
-    outputs = draw(st.lists(st.sampled_from(builder.values), min_size=1, max_size=3))
-    return program(*(u for u, _ in outputs)), [v for _, v in outputs], builder.inputs
+# --- random week-4 programs: the project's one generator, against its independent model ------
 
 
 @settings(max_examples=150, deadline=None)
-@given(shaped_programs())
-def test_random_shaped_programs_compute_what_numpy_computes(case):
-    sink, expected, inputs = case
-    results = evaluate(lowered(sink), inputs)
-    assert [r.tobytes() for r in results] == [e.tobytes() for e in expected], print_program(sink)
+@given(programs(week=4, approximate=False))
+def test_random_shaped_programs_compute_what_the_model_computes(sink):
+    # the model holds shaped values as tuples and folds REDUCE left to right in plain Python
+    assert same_outputs(evaluate(lowered(sink)), model.run(sink)), print_program(sink)

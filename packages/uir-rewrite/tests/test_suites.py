@@ -22,8 +22,11 @@ from uir.rewrite.passes import fold, inline, rangeify, simplify
 ROOT = Path(__file__).resolve().parents[3]
 TESTS = [
     test
-    for week in ("week1", "week2", "week3")
+    for week in ("week1", "week2", "week3", "week4")
     for path in sorted((ROOT / "suites" / week).glob("*.uir"))
+    # week 4's big_ programs hold up to 2^24 + 5 elements: the interpreter runs them as whole
+    # arrays in a second, but their rangeified loops one element at a time, for minutes
+    if not (week == "week4" and path.name.startswith("big_"))
     if (test := read_test(str(path))).expected_exit == 0
 ]
 
@@ -67,3 +70,4 @@ def test_every_pass_alone_keeps_every_suite_program(test):
 def test_the_suites_are_there():
     assert len(TESTS) > 100
     assert sum(Path(t.path).parent.name == "week3" for t in TESTS) > 40
+    assert sum(Path(t.path).parent.name == "week4" for t in TESTS) > 80

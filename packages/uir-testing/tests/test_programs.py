@@ -221,3 +221,64 @@ def test_the_generator_draws_every_kind_of_loop(feature):
 
 def test_week2_programs_have_no_loops():
     assert not ops_of(drawn(programs(week=2), 200)) & {Op.RANGE, Op.END}
+
+
+# --- week 4: shaped values ---
+
+WEEK4_OPS = WEEK3_OPS | {Op.REDUCE, Op.EXPAND, Op.STAGE}
+
+
+@settings(max_examples=300)
+@given(programs(week=4, dtypes=ALL_DTYPES))
+def test_every_drawn_week4_program_in_every_dtype_verifies(sink):
+    verify(Program(sink, {}))
+    assert ops_of([sink]) <= WEEK4_OPS
+
+
+def shaped_alu(sink: UOp) -> bool:
+    return any(u.op in ALU and u.type.shape for u in uops(sink))
+
+
+def whole_load_of_window(sink: UOp) -> bool:
+    return any(u.op is Op.LOAD and u.src[0].op is Op.SHRINK and u.type.shape for u in uops(sink))
+
+
+def whole_store(sink: UOp) -> bool:
+    return any(u.op is Op.STORE and u.src[0].type.shape for u in uops(sink))
+
+
+def expand_of_one_element(sink: UOp) -> bool:
+    return any(u.op is Op.EXPAND and u.src[0].type.shape == (1,) for u in uops(sink))
+
+
+def shaped_call_body(sink: UOp) -> bool:
+    return any(
+        u.op is Op.CALL and any(b.op is Op.REDUCE for b in u.src[0].toposort(bodies=False))
+        for u in uops(sink)
+    )
+
+
+def drawing(op: Op):
+    def feature(sink: UOp) -> bool:
+        return op in ops_of([sink])
+
+    feature.__name__ = f"draws_{op.name.lower()}"
+    return feature
+
+
+@pytest.mark.parametrize(
+    "feature",
+    [shaped_alu, whole_load_of_window, whole_store, expand_of_one_element, shaped_call_body]
+    + [drawing(op) for op in (Op.REDUCE, Op.EXPAND, Op.STAGE)],
+    ids=lambda f: f.__name__,
+)
+def test_the_generator_draws_every_kind_of_shaped_value(feature):
+    sink = find_drawn(programs(week=4), feature)
+    assert feature(sink)
+    verify(Program(sink, {}))
+
+
+def test_week3_programs_have_no_shaped_arithmetic():
+    sinks = drawn(programs(week=3), 200)
+    assert not ops_of(sinks) & {Op.REDUCE, Op.EXPAND, Op.STAGE}
+    assert not any(shaped_alu(sink) for sink in sinks)

@@ -188,11 +188,6 @@ def _same(_: UOp, s: list[Interval]) -> Interval:
     return s[0]
 
 
-def _reduce(uop: UOp, s: list[Interval]) -> Interval | None:
-    """A MAX or MIN fold picks one of its elements; a sum or product is not bounded here."""
-    return s[0] if uop.arg[0] in (Op.MAX, Op.MIN) else None
-
-
 RULES: dict[Op, Callable[[UOp, list[Interval]], Interval | None]] = {
     Op.CONST: _const,
     Op.ADD: _add,
@@ -215,7 +210,9 @@ RULES: dict[Op, Callable[[UOp, list[Interval]], Interval | None]] = {
     Op.RANGE: _range,
     Op.STAGE: _same,
     Op.EXPAND: _same,
-    Op.REDUCE: _reduce,
+    # No REDUCE: rangeify materializes it into a LOCAL, and a LOAD has its dtype's full range
+    # (uir.md 6.4); bounds known before rangeify but lost after it would let simplify drop a
+    # gate's conjunct, or the verifier accept an INDEX, that the lowered program cannot prove.
 }
 
 

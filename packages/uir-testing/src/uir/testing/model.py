@@ -25,8 +25,13 @@ follows the spec's words directly:
   Finding an iteration's predecessor walks its loop's iterations, so the cost grows with the
   square of a trip count: fine for generated programs (at most a few iterations per loop).
 
-It covers the week-1 ops over bool, every int dtype, f16, f32 and f64, week-2 memory and week-3
-loops. EXP2,
+- shaped values (uir.md section 8, rank 1) are tuples: an elementwise op applies the scalar op to
+  each tuple of elements, EXPAND repeats, REDUCE is a Python loop that folds from the first
+  element, left to right, through the scalar op, STAGE is its value, and a whole-buffer LOAD or
+  STORE reads or writes a slice of a version's contents.
+
+It covers the week-1 ops over bool, every int dtype, f16, f32 and f64, week-2 memory, week-3
+loops and week-4 shaped values of rank 1. EXP2,
 LOG2 and SIN are computed in float64 and rounded, which is within their 2 ulp but need not be
 bit-equal to another implementation: compare programs without them (`approximate=False`).
 
@@ -76,16 +81,17 @@ class Place:
 
 @dataclass(frozen=True)
 class Write:
-    """A STORE: the version it writes, and where and what (nowhere where the gate is false)."""
+    """A STORE: the version it writes, and where and what (nowhere where the gate is false). A
+    whole-buffer STORE writes the tuple `values` from `at` on; a scalar STORE one value."""
 
     version: Version
     at: int | None
-    value: Scalar
+    values: tuple[Scalar, ...]
 
     def next_version(self) -> Version:
         contents = list(self.version.contents)
         if self.at is not None:
-            contents[self.at] = self.value
+            contents[self.at : self.at + len(self.values)] = self.values
         return Version(tuple(contents), self.version.stores + 1)
 
 
@@ -334,6 +340,8 @@ class _Frame:
             return Ref(ref.version, ref.begin + begin, uop.type.shape[0])
         if op is Op.LOAD:
             place = srcs[0]
+            if isinstance(place, Ref):  # a whole-buffer LOAD (uir.md section 8)
+                return place.version.contents[place.begin : place.begin + place.size]
             return zero(dtype) if place.at is None else place.version.contents[place.at]
         if op is Op.STORE:
             # in loops its version is outside, a store writes that version in every iteration,
@@ -343,10 +351,12 @@ class _Frame:
             base = srcs[0].version
             if previous is not None:  # this very store ran in it: its state is not None
                 base = self.after_iteration(buffer_of(uop), loops, previous)
-            return Write(base, srcs[0].at, srcs[1])
+            if isinstance(srcs[0], Ref):  # a whole-buffer STORE, never in a loop
+                return Write(base, srcs[0].begin, srcs[1])
+            return Write(base, srcs[0].at, (srcs[1],))
         if op is Op.SINK:
             return [flat(v) for v in srcs]
-        return alu(op, dtype, srcs, uop.src[0].dtype)
+        return shaped(uop, srcs)
 
     def after(self, uop: UOp, env: Env) -> Version:
         """The version an AFTER names: past the previous iteration of the loops it carries the
@@ -433,6 +443,29 @@ class _Frame:
                     self.before_loop(buffer, frozenset(inner), first | {r: 0 for r in inner})
                 )
         return min((s for s in states if s is not None), key=lambda v: v.stores, default=None)
+
+
+def shaped(uop: UOp, srcs: list[Any]) -> Any:
+    """An ALU op, EXPAND, REDUCE or STAGE on values that may be shaped (rank 1: tuples)."""
+    op, dtype, source = uop.op, uop.dtype, uop.src[0].dtype
+    if op is Op.STAGE:
+        return srcs[0]
+    if op is Op.EXPAND:
+        if len(uop.type.shape) != 1:
+            raise NotImplementedError("the model expands to rank 1 only")
+        x = srcs[0] if isinstance(srcs[0], tuple) else (srcs[0],)
+        return x * (uop.type.shape[0] // len(x))  # numpy's rule: x has 1 element or them all
+    if op is Op.REDUCE:
+        fold, axes = uop.arg
+        if axes != (0,) or len(uop.src[0].type.shape) != 1:
+            raise NotImplementedError("the model reduces rank 1 only")
+        acc = srcs[0][0]  # from the first element, left to right (uir.md section 8)
+        for x in srcs[0][1:]:
+            acc = alu(fold, dtype, [acc, x], dtype)
+        return acc
+    if uop.type.shape:  # elementwise: every source has the result's shape
+        return tuple(alu(op, dtype, list(xs), source) for xs in zip(*srcs, strict=True))
+    return alu(op, dtype, srcs, source)
 
 
 def version_of(uop: UOp) -> UOp:

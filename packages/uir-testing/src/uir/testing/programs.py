@@ -14,7 +14,12 @@ step is one drawing method of `_Builder`, listed in STEPS with the week whose op
   loaded from memory, zero-trip loops) around a store (where several iterations hit one element,
   the later wins) or an accumulator (init store, AFTER over the range, load-update-store, END,
   AFTER over the END, read), with gated accesses; trip counts stay small (at most MAX_TRIPS per
-  loop) so that the interpreter runs every program fast.
+  loop) so that the interpreter runs every program fast;
+- week 4: shaped values of rank 1 (uir.md section 8): elementwise ALU ops, compares, WHERE, CAST
+  and BITCAST on identical shapes, EXPAND of a scalar or a one-element vector, REDUCE (ADD, MUL,
+  MAX, MIN) of a number vector to a scalar, STAGE, and whole-buffer LOADs and STOREs of buffer
+  versions and their windows. Shaped values are drawn outside loops only (a loop step draws
+  scalars from the pool), as the spec requires.
 
 A later week adds its ops as a new drawing method and a STEPS entry, not a new generator. Every
 program drawn passes `uir.core.verify.verify`, so a test can run it, print it, rewrite it or
@@ -83,6 +88,8 @@ APPROXIMATE_UNARY = (Op.EXP2, Op.LOG2, Op.SIN)  # specified to 2 ulp only (uir.m
 COMPARES = (Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE)
 MAX_CALL_DEPTH = 2
 MAX_TRIPS = 4  # the most iterations of one drawn loop: every end is at most this
+SHAPED_SIZES = (1, 2, 3, 4, 5, 16)  # week 4: 1 to 5 meet memory's sizes; 16 is a longer fold
+REDUCE_OPS = (Op.ADD, Op.MUL, Op.MAX, Op.MIN)
 
 Draw = Callable[[st.SearchStrategy], object]
 
@@ -237,35 +244,42 @@ class _Builder:
     # --- week 1: the kinds of step ---
 
     def alu(self) -> UOp:
-        type_ = self.pick_type()
+        return self.alu_of(self.pick_type(), self.pick)
+
+    def alu_of(self, type_: Type, pick: Callable[[Type], UOp]) -> UOp:
+        """An ALU op giving `type_`, a scalar or (week 4) a shaped type, whose operands `pick`
+        draws: every operand of an elementwise op has the result's shape (no implicit
+        broadcast)."""
         dtype = type_.dtype
         kind = self.draw(st.sampled_from(("binary", "unary", "compare", "where", "cast")))
         if kind == "unary" and not dtype.is_bool:
             unary = EXACT_UNARY + (APPROXIMATE_UNARY if self.options.approximate else ())
             op = Op.NEG if dtype.is_int else self.draw(st.sampled_from(unary))
-            return UOp(op, type_, (self.pick(type_),))
+            return UOp(op, type_, (pick(type_),))
         if kind == "compare":
             ops = COMPARES if not dtype.is_bool else (Op.CMPEQ, Op.CMPNE)
-            return _binary(self.draw(st.sampled_from(ops)), self.pick(type_), self.pick(type_))
+            op = self.draw(st.sampled_from(ops))
+            return UOp(op, type_.with_dtype(bool_), (pick(type_), pick(type_)))
         if kind == "where":
-            return UOp(Op.WHERE, type_, (self.pick(BOOL), self.pick(type_), self.pick(type_)))
+            return UOp(Op.WHERE, type_, (pick(type_.with_dtype(bool_)), pick(type_), pick(type_)))
         if kind == "cast":
             if self.draw(st.booleans()) and not dtype.is_bool:
-                return self.bitcast(type_)
-            return UOp(Op.CAST, type_, (self.pick(self.pick_type()),))
+                return self.bitcast(type_, pick)
+            return UOp(Op.CAST, type_, (pick(type_.with_dtype(self.pick_type().dtype)),))
         op = self.draw(st.sampled_from(_binary_ops(dtype)))
-        return _binary(op, self.pick(type_), self.pick(type_))
+        return _binary(op, pick(type_), pick(type_))
 
-    def bitcast(self, type_: Type) -> UOp:
+    def bitcast(self, type_: Type, pick: Callable[[Type], UOp]) -> UOp:
         """A BITCAST to `type_` from a dtype of its width: any int value, the same float type, or
-        a non-NaN float constant (see the module docstring)."""
+        a constant of non-NaN floats (see the module docstring)."""
         widths = [d for d in self.options.dtypes if d.bits == type_.dtype.bits and not d.is_bool]
-        source = Type(self.draw(st.sampled_from(widths)))
+        source = type_.with_dtype(self.draw(st.sampled_from(widths)))
         if source.dtype.is_float and source != type_:
-            literal = self.literal(source.dtype)
-            literal = 0.5 if math.isnan(literal) else literal
-            return UOp(Op.BITCAST, type_, (_const(source, literal),))
-        return UOp(Op.BITCAST, type_, (self.pick(source),))
+            literals = [self.literal(source.dtype) for _ in range(source.size)]
+            literals = [0.5 if math.isnan(v) else v for v in literals]
+            value = tuple(literals) if source.shape else literals[0]
+            return UOp(Op.BITCAST, type_, (_const(source, value),))
+        return UOp(Op.BITCAST, type_, (pick(source),))
 
     def index_expression(self) -> UOp:
         """(a*k + b), divided or reduced by c: the arithmetic movement ops leave behind."""
@@ -559,6 +573,63 @@ class _Builder:
         place = self.counter_place(self.window(seen.current), counters)
         self.written(seen, UOp(Op.END, VOID, (UOp(Op.STORE, VOID, (place, before)), *counters)))
 
+    # --- week 4: shaped values (uir.md section 8) ---
+
+    def shaped_type(self, dtype: DType | None = None) -> Type:
+        dtype = dtype or self.pick_type().dtype
+        return Type(dtype, (self.draw(st.sampled_from(SHAPED_SIZES)),))
+
+    def pick_shaped(self, type_: Type) -> UOp:
+        """A shaped value of `type_` built so far (recent ones more often), or a new one: a CONST
+        or an EXPAND of a scalar."""
+        values = [v for v in self.vectors if v.type == type_]
+        if values and self.draw(st.integers(0, 3)) > 0:
+            return values[-1 - self.draw(st.integers(0, min(len(values), 6) - 1))]
+        if self.draw(st.booleans()):
+            return self.leaf_vector(type_)
+        return UOp(Op.EXPAND, type_, (self.pick(type_.scalar),))
+
+    def elementwise(self) -> UOp:
+        return self.alu_of(self.shaped_type(), self.pick_shaped)
+
+    def expand(self) -> UOp:
+        """EXPAND of a scalar, or of a one-element vector, to a longer shape."""
+        type_ = self.shaped_type()
+        if self.draw(st.booleans()):
+            return UOp(Op.EXPAND, type_, (self.pick(type_.scalar),))
+        one = self.pick_shaped(Type(type_.dtype, (1,)))
+        return UOp(Op.EXPAND, type_, (one,))
+
+    def reduce(self) -> UOp:
+        """REDUCE of a number vector to a scalar, folded from its first element."""
+        numbers = [d for d in self.options.dtypes if d.is_number]
+        if not numbers:
+            return self.elementwise()
+        x = self.pick_shaped(self.shaped_type(self.draw(st.sampled_from(numbers))))
+        op = self.draw(st.sampled_from(REDUCE_OPS))
+        return UOp(Op.REDUCE, x.type.scalar, (x,), (op, (0,)))
+
+    def stage(self) -> UOp:
+        """STAGE of a shaped value or (less often) a scalar: the identity on values."""
+        if self.draw(st.integers(0, 3)) == 0:
+            value = self.pick(self.pick_type())
+        else:
+            value = self.pick_shaped(self.shaped_type())
+        return UOp(Op.STAGE, value.type, (value,))
+
+    def whole_load(self) -> UOp:
+        """A whole-buffer LOAD of a memory's current version, or of a window of it."""
+        reference = self.window(self.some_memory().current)
+        return UOp(Op.LOAD, reference.type, (reference,))
+
+    def whole_store(self) -> UOp:
+        """A whole-buffer STORE of a shaped value to a memory's current version (or a window of
+        it), and the AFTER that is the next version."""
+        memory = self.some_memory()
+        reference = self.window(memory.current)
+        store = UOp(Op.STORE, VOID, (reference, self.pick_shaped(reference.type)))
+        return self.written(memory, store)
+
     # --- the program ---
 
     def grow(self, steps: int) -> None:
@@ -626,6 +697,12 @@ STEPS = (
     Step(_Builder.store, week=2, weight=3, in_bodies=False),
     Step(_Builder.fill_loop, week=3, weight=3, in_bodies=False),
     Step(_Builder.accumulate, week=3, weight=3, in_bodies=False),
+    Step(_Builder.elementwise, week=4, weight=4),
+    Step(_Builder.expand, week=4, weight=1),
+    Step(_Builder.reduce, week=4, weight=3),
+    Step(_Builder.stage, week=4, weight=1),
+    Step(_Builder.whole_load, week=4, weight=2, in_bodies=False),
+    Step(_Builder.whole_store, week=4, weight=2, in_bodies=False),
 )
 
 
