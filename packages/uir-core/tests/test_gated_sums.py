@@ -121,3 +121,31 @@ def test_gated_bounds_through_sums_hold_for_every_value_the_gate_lets_through(in
         assert not values  # "the gate never holds" must be true
     else:
         assert all(found[0] <= v <= found[1] for v in values)
+
+
+# A gate on `c*t + k`, one term at any sign or scale, bounds `t` itself: the simplifier turns
+# `0 <= t*-2` into `-1 < -t`, and the index `t*-2` holds no `-t` for the gate to narrow.
+negated = UOp(Op.NEG, I32, (r,))
+
+
+def test_a_gate_on_a_negated_term_bounds_the_term():
+    gate_neg = UOp(Op.CMPLT, BOOL, (const(-1), negated))  # -1 < -r: r <= 0
+    assert gated_bounds(times(-2, r), gate_neg) == (0, 0)  # ungated: [-4, 0]
+    assert gated_bounds(r, gate_neg) == (0, 0)
+
+
+@settings(deadline=None, max_examples=300)
+@given(
+    scale=st.integers(-4, 4).filter(bool),
+    offset=st.integers(-5, 5),
+    lo=st.integers(-12, 12),
+    width=st.integers(0, 6),
+)
+def test_a_gate_on_one_scaled_term_bounds_it_exactly(scale, offset, lo, width):
+    # lo - 1 < scale*t + offset < lo + width + 1 with t a counter in [0, 3]: the t it lets through
+    # form a run of integers, and gated_bounds(t) is exactly its ends (Python ints)
+    t = COUNTERS[0]
+    gate = inside(add(times(scale, t), const(offset)), lo, lo + width)
+    through = [v for v in range(4) if lo <= scale * v + offset <= lo + width]
+    expected = (min(through), max(through)) if through else None
+    assert gated_bounds(t, gate) == expected

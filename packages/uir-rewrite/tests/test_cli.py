@@ -117,3 +117,48 @@ def test_opt_rewrites_a_loop_program_and_its_output_runs_the_same(capsys, tmp_pa
     path.write_text(optimized)
     assert main(["run", "--no-opt", str(path)]) == 0
     assert capsys.readouterr().out == "0 1 2 3 4\n"
+
+
+NEGATED_GATE = """\
+# found by the loop-program generator: b[i] gated by 0 <= i < 1, with i = (x & 3)*-2
+%xd = CONST i32[1] ({x})
+%xb = BUFFER i32[1] %xd 0
+%d = CONST i32[1] (7)
+%b = BUFFER i32[1] %d 1
+%z = CONST i32 0
+%p = INDEX i32 %xb %z
+%v = LOAD i32 %p
+%three = CONST i32 3
+%x = AND i32 %v %three
+%m = CONST i32 -2
+%i = MUL i32 %x %m
+%one = CONST i32 1
+%lo = CMPLE bool %z %i
+%hi = CMPLT bool %i %one
+%g = AND bool %lo %hi
+%q = INDEX i32 %b %i %g
+%r = LOAD i32 %q
+%out = SINK void %r
+"""
+
+
+def test_opt_keeps_a_gate_on_a_scaled_index_provable(capsys, tmp_path):
+    # The simplifier divides 0 <= x*-2 by -2's gcd and writes it -1 < -x (x*-2 < 1 always holds);
+    # the index x*-2 holds no -x, so the verifier must read -1 < -x as x <= 0 to prove it.
+    # x = 4 & 3 = 0: i = 0, the gate holds, b[0] = 7; x = 5 & 3 = 1: i = -2, gated off, 0.
+    for x, expected in ((4, "7\n"), (5, "0\n")):
+        source = tmp_path / "gate.uir"
+        source.write_text(NEGATED_GATE.format(x=x))
+        assert main(["check", str(source)]) == 0
+        capsys.readouterr()
+        assert main(["opt", str(source)]) == 0
+        optimized = capsys.readouterr().out
+        assert "NEG" in optimized  # the rewritten gate this test is about
+        path = tmp_path / "opt.uir"
+        path.write_text(optimized)
+        assert main(["check", str(path)]) == 0  # exit 3 when the index cannot be proven
+        capsys.readouterr()
+        assert main(["run", "--no-opt", str(source)]) == 0
+        assert capsys.readouterr().out == expected
+        assert main(["run", "--no-opt", str(path)]) == 0
+        assert capsys.readouterr().out == expected

@@ -275,7 +275,11 @@ def _conjuncts(gate: UOp) -> list[UOp]:
 
 
 def gate_facts(gate: UOp) -> dict[UOp, Interval] | None:
-    """The bounds that hold for int UOps wherever `gate` is true; None when it is never true."""
+    """The bounds that hold for int UOps wherever `gate` is true; None when it is never true.
+
+    Besides the UOp a conjunct compares, a conjunct on `c*t + k` (one term, read by `linear_form`)
+    bounds `t`: `-1 < -t` gives `t <= 0`, whatever sign or scale the simplifier left.
+    """
     if bounds(gate) == (0, 0):
         return None
     facts: dict[UOp, Interval] = {}
@@ -290,12 +294,22 @@ def gate_facts(gate: UOp) -> dict[UOp, Interval] | None:
             x, (lo, hi) = b, _NARROW_LEFT[leaf.op](left)
         else:
             continue
-        known_lo, known_hi = facts.get(x, bounds(x))
-        lo = known_lo if lo is None else max(known_lo, lo)
-        hi = known_hi if hi is None else min(known_hi, hi)
-        if lo > hi:
-            return None  # this conjunct contradicts the bounds of x, or another conjunct
-        facts[x] = (lo, hi)
+        known_lo, known_hi = bounds(x)
+        within = (known_lo if lo is None else lo, known_hi if hi is None else hi)
+        narrowed = [(x, within)]
+        reduced = _reduced(x, within)
+        if reduced is not None:
+            sum_terms, (s_lo, s_hi) = reduced
+            if s_lo > s_hi:
+                return None  # no integer value of the sum puts x there: the gate never holds
+            if len(sum_terms) == 1 and x not in sum_terms:
+                narrowed.append((next(iter(sum_terms)), (s_lo, s_hi)))
+        for y, (lo, hi) in narrowed:
+            known_lo, known_hi = facts.get(y, bounds(y))
+            lo, hi = max(known_lo, lo), min(known_hi, hi)
+            if lo > hi:
+                return None  # this conjunct contradicts the bounds of y, or another conjunct
+            facts[y] = (lo, hi)
     return facts
 
 
@@ -398,30 +412,45 @@ def _multiple(terms: dict[UOp, int], of: dict[UOp, int]) -> int | None:
     return a
 
 
+def _reduced(x: UOp, within: Interval) -> tuple[dict[UOp, int], Interval] | None:
+    """Where int `x` lies in `within`, its linear form `g*s + k` as the sum `s`, whose coefficients
+    are coprime and the first positive, and the interval `s` lies in: `2*a - 4*b + 1` in [1, 9]
+    is `a - 2*b` in [0, 4], `-t` in [0, 5] is `t` in [-5, 0]. None for a constant or an
+    expression too large to read."""
+    if not x.dtype.is_int:
+        return None
+    form = linear_form(x)
+    if form is None or not form[0]:
+        return None
+    terms, k = form
+    g = math.gcd(*terms.values())
+    if next(iter(terms.values())) < 0:
+        g = -g  # dividing by a negative g swaps the ends
+    first, last = (within[0] - k, within[1] - k) if g > 0 else (within[1] - k, within[0] - k)
+    return {t: c // g for t, c in terms.items()}, (-(-first // g), last // g)
+
+
 def _through_linear_facts(
     uop: UOp, facts: dict[UOp, Interval], local: dict[UOp, Interval]
 ) -> Interval | None:
-    """Bounds of `uop` as multiples of the gated sums in `facts` plus a rest bounded term by term
-    (each term narrowed as the gate narrows it); None when no gated sum divides it out."""
-    if not uop.dtype.is_int or not any(x.op in (Op.ADD, Op.SUB) for x in facts):
+    """Bounds of `uop` as multiples of the gated sums in `facts` (each reduced by `_reduced`) plus
+    a rest bounded term by term (each term narrowed as the gate narrows it); None when no gated
+    sum divides it out. A gated sum of one term is a fact on that term already (`gate_facts`)."""
+    if not uop.dtype.is_int:
         return None
-    form = linear_form(uop)
+    sums = [s for x, within in facts.items() if (s := _reduced(x, within)) and len(s[0]) > 1]
+    form = linear_form(uop) if sums else None
     if form is None:
         return None
     terms, lo = dict(form[0]), form[1]
     hi, used = lo, False
-    for x, (x_lo, x_hi) in facts.items():
-        fact = linear_form(x)
-        if fact is None or not fact[0]:
-            continue
-        a = _multiple(terms, fact[0])
+    for of, (s_lo, s_hi) in sums:
+        a = _multiple(terms, of)
         if a is None:
             continue
-        for t in fact[0]:
+        for t in of:
             del terms[t]
-        # a * (x - x.const) is the part of `uop` this fact bounds
-        ends = (a * (x_lo - fact[1]), a * (x_hi - fact[1]))
-        lo, hi, used = lo + min(ends), hi + max(ends), True
+        lo, hi, used = lo + min(a * s_lo, a * s_hi), hi + max(a * s_lo, a * s_hi), True
     if not used:
         return None
     for t, coef in terms.items():
