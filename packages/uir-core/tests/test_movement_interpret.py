@@ -270,3 +270,23 @@ def test_matmul_example() -> None:
     c = [sum(a[i][k] * b[k][j] for k in range(3)) for i in range(2) for j in range(2)]
     (out,) = evaluate(program.sink)
     assert out.tolist() == c == [58, 64, 139, 154]
+
+
+def test_sliding_window_from_movement_alone() -> None:
+    # spec/uir-week5.md's padded convolution window, with no STACK: p = (0, 1, 2, 3, 0) repeated
+    # 4 times and read with rows of 6 shifts each row by one, so W[i, j] = p[i + j]:
+    # [[0,1,2], [1,2,3], [2,3,0]]. Times the kernel (1, 10, 100), summed: 210 321 32.
+    assert run(
+        "%x = CONST i32[3] (1, 2, 3)",
+        "%p = PAD i32[5] %x ((1, 1))",
+        "%e = EXPAND i32[4,5] %p",
+        "%f = RESHAPE i32[20] %e",
+        "%s = SHRINK i32[18] %f ((0, 18))",
+        "%r = RESHAPE i32[3,6] %s",
+        "%w = SHRINK i32[3,3] %r ((0, 3), (0, 3))",
+        "%k = CONST i32[3] (1, 10, 100)",
+        "%ke = EXPAND i32[3,3] %k",
+        "%m = MUL i32[3,3] %w %ke",
+        "%y = REDUCE i32[3] %m (ADD, (1))",
+        "%out = SINK void %w %y",
+    ) == ["0 1 2 1 2 3 2 3 0", "210 321 32"]

@@ -823,10 +823,9 @@ def verify(program: Program) -> None:
     for uop in everything:
         if uop.dtype.is_void and uop.op not in (Op.SINK, Op.STORE, Op.END):
             raise c.fail(uop, f"{uop.op} cannot have type void")
-        if len(uop.type.shape) > MAX_RANK:
-            raise c.fail(
-                uop, f"{uop.type} has rank {len(uop.type.shape)}: shaped types have rank 1 to {MAX_RANK}"
-            )
+        rank = len(uop.type.shape)
+        if rank > MAX_RANK:
+            raise c.fail(uop, f"{uop.type} has rank {rank}: shaped types have rank 1 to {MAX_RANK}")
         check = CHECKS.get(uop.op)
         if check is None:
             raise c.fail(uop, f"{uop.op} is not supported yet")
