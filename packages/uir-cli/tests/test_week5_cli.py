@@ -55,16 +55,8 @@ def test_run_prints_each_movement(tmp_path, capsys):
         ("%t = PERMUTE i32[3,2] %m (1, 0", 2, 5),  # not an argument: a parse error
     ],
 )
-def test_bad_movement_exits_with_its_line(tmp_path, capsys, change, code, line):
-    name = change.split()[0]
-    lines = [change if s.split()[0] == name else s for s in MOVES.splitlines()]
-    path = tmp_path / "bad.uir"
-    path.write_text("\n".join(lines) + "\n")
-    assert main(["run", str(path)]) == code
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    assert captured.err.startswith(f"{path}:{line}: error: ")
-    assert "Traceback" not in captured.err
+def test_bad_movement_exits_with_its_line(run_bad_statement, change, code, line):
+    run_bad_statement(MOVES, change, code, line)
 
 
 def test_rank_9_exits_3(tmp_path, capsys):

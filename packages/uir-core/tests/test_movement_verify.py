@@ -154,6 +154,11 @@ CASES = {
         2,
         "SHRINK pair (-1, 1) of axis 0 of f32[4] lies outside 0 <= begin < end <= 4",
     ),
+    "shrink_not_pairs": (
+        [V4, "%r = SHRINK f32[2] %v (0, 2)", _sink("%r")],
+        2,
+        "SHRINK takes one pair of ints per axis, such as ((0, 2)), got (0, 2)",
+    ),
     "shrink_wrong_type": (
         [M23, "%r = SHRINK i32[2,2] %m ((0, 2), (0, 3))", _sink("%r")],
         2,
@@ -193,6 +198,11 @@ CASES = {
         2,
         "FLIP axes must be distinct, in increasing order and in [0, 2) (the axes of i32[2,3]), "
         "got (2)",
+    ),
+    "flip_axes_not_ints": (
+        [M23, "%r = FLIP i32[2,3] %m ((0, 1))", _sink("%r")],
+        2,
+        "FLIP takes the axes to reverse, such as (0), got ((0, 1))",
     ),
     "flip_wrong_type": (
         [M23, "%r = FLIP i32[3,2] %m (0)", _sink("%r")],

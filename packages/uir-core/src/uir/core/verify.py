@@ -492,10 +492,17 @@ def _is_int(x: object) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _ints(arg: object) -> tuple[int, ...] | None:
-    """`(a, b, ...)` of ints, or None when the argument has another form."""
-    ok = isinstance(arg, tuple) and all(_is_int(x) for x in arg)
-    return arg if ok else None  # type: ignore[return-value]
+def _shown(arg: object) -> str:
+    """An argument as a message quotes it."""
+    return "nothing" if arg is None else format_arg(arg)
+
+
+def _ints(c: _Checker, uop: UOp, what: str) -> tuple[int, ...]:
+    """`uop`'s argument `(a, b, ...)` of ints; any other form fails, saying `what` it takes."""
+    arg = uop.arg
+    if not (isinstance(arg, tuple) and all(_is_int(x) for x in arg)):
+        raise c.fail(uop, f"{uop.op} takes {what}, got {_shown(arg)}")
+    return arg
 
 
 def _pairs(arg: object) -> tuple[tuple[int, int], ...] | None:
@@ -527,9 +534,9 @@ def _one_pair_per_axis(c: _Checker, uop: UOp, x: Type, example: str) -> tuple[tu
     """PAD's and SHRINK's argument: exactly one pair of ints per axis of `x`."""
     pairs = _pairs(uop.arg)
     if pairs is None:
-        shown = "nothing" if uop.arg is None else format_arg(uop.arg)
         raise c.fail(
-            uop, f"{uop.op} takes one pair of ints per axis, such as {example}, got {shown}"
+            uop,
+            f"{uop.op} takes one pair of ints per axis, such as {example}, got {_shown(uop.arg)}",
         )
     if len(pairs) != len(x.shape):
         raise c.fail(
@@ -559,10 +566,7 @@ def _check_reshape(c: _Checker, uop: UOp) -> None:
 def _check_permute(c: _Checker, uop: UOp) -> None:
     """`PERMUTE T[shape] x (order)`: result axis d is x's axis order[d] (numpy.transpose)."""
     x = _moved(c, uop)
-    order = _ints(uop.arg)
-    if order is None:
-        shown = "nothing" if uop.arg is None else format_arg(uop.arg)
-        raise c.fail(uop, f"PERMUTE takes an axis order such as (1, 0), got {shown}")
+    order = _ints(c, uop, "an axis order such as (1, 0)")
     rank = len(x.shape)
     if sorted(order) != list(range(rank)):
         raise c.fail(
@@ -608,10 +612,7 @@ def _check_shrink_value(c: _Checker, uop: UOp) -> None:
 def _check_flip(c: _Checker, uop: UOp) -> None:
     """`FLIP T[shape] x (axes)`: x with the listed axes reversed."""
     x = _moved(c, uop)
-    axes = _ints(uop.arg)
-    if axes is None:
-        shown = "nothing" if uop.arg is None else format_arg(uop.arg)
-        raise c.fail(uop, f"FLIP takes the axes to reverse, such as (0), got {shown}")
+    axes = _ints(c, uop, "the axes to reverse, such as (0)")
     if not axes:
         raise c.fail(uop, "FLIP needs at least one axis: () flips nothing")
     rank = len(x.shape)
