@@ -12,6 +12,7 @@ from collections.abc import Callable
 from math import prod
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -290,3 +291,18 @@ def test_sliding_window_from_movement_alone() -> None:
         "%y = REDUCE i32[3] %m (ADD, (1))",
         "%out = SINK void %w %y",
     ) == ["0 1 2 1 2 3 2 3 0", "210 321 32"]
+
+
+@pytest.mark.parametrize(
+    "dtype", ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64"]
+)
+def test_movement_keeps_every_dtype(dtype: str) -> None:
+    # [[1, 2], [3, 4]] transposed is [[1, 3], [2, 4]]; a zero before each row: [[0,1,3], [0,2,4]];
+    # rows swapped: [[0,2,4], [0,1,3]].
+    assert run(
+        f"%m = CONST {dtype}[2,2] (1, 2, 3, 4)",
+        f"%t = PERMUTE {dtype}[2,2] %m (1, 0)",
+        f"%p = PAD {dtype}[2,3] %t ((0, 0), (1, 0))",
+        f"%f = FLIP {dtype}[2,3] %p (0)",
+        "%out = SINK void %f",
+    ) == ["0 2 4 0 1 3"]
