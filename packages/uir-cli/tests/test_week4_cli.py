@@ -38,12 +38,5 @@ def test_run_prints_a_reduction_and_a_shaped_value(tmp_path, capsys):
         ("%s = REDUCE f32 %y (FOLD, (0))", 2, 7),  # not an op name at all: a parse error
     ],
 )
-def test_bad_week4_input_exits_with_its_line(tmp_path, capsys, change, code, line):
-    name = change.split()[0]
-    lines = [change if s.split()[0] == name else s for s in SUM.splitlines()]
-    path = tmp_path / "bad.uir"
-    path.write_text("\n".join(lines) + "\n")
-    assert main(["run", str(path)]) == code
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    assert captured.err.startswith(f"{path}:{line}: error: ")
+def test_bad_week4_input_exits_with_its_line(run_bad_statement, change, code, line):
+    run_bad_statement(SUM, change, code, line)

@@ -123,10 +123,18 @@ CASES = {
         2,
         "SHRINK takes one window ((begin, end))",
     ),
-    "shrink_of_value": (
-        ["%d = CONST i32[2] (1, 2)", "%w = SHRINK i32[1] %d ((0, 1))", "%out = SINK void %w"],
-        2,
-        "SHRINK of a value",
+    # A SHRINK of a value is the week-5 movement op: a value, not a window to LOAD from.
+    "shrink_of_value_is_no_memory": (
+        [
+            "%d = CONST i32[2] (1, 2)",
+            "%w = SHRINK i32[1] %d ((0, 1))",
+            "%z = CONST i32 0",
+            "%p = INDEX i32 %w %z",
+            "%v = LOAD i32 %p",
+            "%out = SINK void %v",
+        ],
+        5,
+        "LOAD needs an INDEX of memory, not INDEX (a value)",
     ),
     "gate_not_bool": (
         [

@@ -184,8 +184,20 @@ def _range(_: UOp, s: list[Interval]) -> Interval:
 
 
 def _same(_: UOp, s: list[Interval]) -> Interval:
-    """STAGE and EXPAND: the elements of the source, unchanged."""
+    """STAGE, EXPAND and the movement ops: elements of the source, moved but unchanged."""
     return s[0]
+
+
+def _pad(_: UOp, s: list[Interval]) -> Interval:
+    """The source's elements and the zero around them."""
+    return min(s[0][0], 0), max(s[0][1], 0)
+
+
+def _stack(_: UOp, s: list[Interval]) -> Interval | None:
+    """Every element is an element of one of the sources (a STACK has at least one)."""
+    if not s:
+        return None
+    return min(lo for lo, _ in s), max(hi for _, hi in s)
 
 
 RULES: dict[Op, Callable[[UOp, list[Interval]], Interval | None]] = {
@@ -210,6 +222,12 @@ RULES: dict[Op, Callable[[UOp, list[Interval]], Interval | None]] = {
     Op.RANGE: _range,
     Op.STAGE: _same,
     Op.EXPAND: _same,
+    Op.RESHAPE: _same,
+    Op.PERMUTE: _same,
+    Op.SHRINK: _same,
+    Op.FLIP: _same,
+    Op.PAD: _pad,
+    Op.STACK: _stack,
     # No REDUCE: rangeify materializes it into a LOCAL, and a LOAD has its dtype's full range
     # (uir.md 6.4); bounds known before rangeify but lost after it would let simplify drop a
     # gate's conjunct, or the verifier accept an INDEX, that the lowered program cannot prove.

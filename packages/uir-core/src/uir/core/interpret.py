@@ -120,6 +120,8 @@ class _Compiler:
             return self.expand(uop)
         if op is Op.STAGE:
             return self.stage(uop)
+        if op in MOVES and kind(uop) is Kind.VALUE:
+            return self.move(uop)
         if op in (Op.BUFFER, Op.LOCAL, Op.AFTER, Op.SHRINK, Op.END, Op.SINK):
             return None  # memory references are resolved while compiling; END marks a loop's end
         raise BackendError(f"the interpreter cannot run {op}")
@@ -250,6 +252,16 @@ class _Compiler:
 
         return run
 
+    def move(self, uop: UOp) -> Step:
+        """A movement op (uir.md section 9) as the numpy operation that means the same."""
+        env, srcs, move = self.env, uop.src, MOVES[uop.op]
+        storage = uop.dtype.storage
+
+        def run() -> None:
+            env[uop] = move(uop, [np.asarray(env[s], dtype=storage) for s in srcs])
+
+        return run
+
     def stage(self, uop: UOp) -> Step:
         """STAGE asks a compiler to materialize its value; to the interpreter it is the value."""
         env, x = self.env, uop.src[0]
@@ -258,6 +270,26 @@ class _Compiler:
             env[uop] = env[x]
 
         return run
+
+
+def _pad(uop: UOp, xs: list[np.ndarray]) -> np.ndarray:
+    # Zero bits are the dtype's zero in every storage: false, 0 and +0.0 (never -0.0).
+    return np.pad(xs[0], uop.arg, constant_values=0)
+
+
+def _shrink(uop: UOp, xs: list[np.ndarray]) -> np.ndarray:
+    return xs[0][tuple(slice(begin, end) for begin, end in uop.arg)]
+
+
+# Each movement op of values -> its numpy meaning, given the UOp and its sources' arrays. Results
+# may be views: values are never written in place (a whole-buffer STORE copies).
+MOVES: dict[Op, Callable[[UOp, list[np.ndarray]], np.ndarray]] = {
+    Op.RESHAPE: lambda uop, xs: xs[0].reshape(uop.type.shape),
+    Op.PERMUTE: lambda uop, xs: xs[0].transpose(uop.arg),
+    Op.PAD: _pad,
+    Op.SHRINK: _shrink,
+    Op.FLIP: lambda uop, xs: np.flip(xs[0], uop.arg),
+}
 
 
 def _output(uop: UOp, env: Env, lists: Lists) -> np.ndarray:

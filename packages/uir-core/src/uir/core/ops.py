@@ -83,6 +83,12 @@ BINARY = NUMBER_BINARY | INT_BINARY | FLOAT_BINARY | BITWISE
 COMPARE = frozenset({Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE})
 # Every op that computes elementwise on values through the semantics table.
 ALU = UNARY | BINARY | COMPARE | {Op.WHERE, Op.CAST, Op.BITCAST}
+# Movement ops of shaped values (uir.md section 9): each result element is one source element
+# (or PAD's zero), found by an index map. STACK of shaped values and a SHRINK of a value (not of
+# memory) are movement too; they share their op with week 1's vectors and week 2's windows.
+MOVEMENT = frozenset({Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.PAD, Op.SHRINK, Op.FLIP})
+# The most axes a shaped type may have (uir.md section 9).
+MAX_RANK = 8
 COMMUTATIVE = frozenset({Op.ADD, Op.MUL, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR, Op.CMPEQ, Op.CMPNE})
 
 # The ops each week of the course introduces (spec/uir-week1.md to uir-week5.md): a week's

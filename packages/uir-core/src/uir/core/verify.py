@@ -28,14 +28,25 @@ from .loops import (
     ranges_inside,
 )
 from .memory import VERSIONS, Kind, buffer_of, kind
-from .ops import ALU, BINARY, BITWISE, COMPARE, FLOAT_BINARY, FLOAT_UNARY, INT_BINARY, Op
+from .ops import (
+    ALU,
+    BINARY,
+    BITWISE,
+    COMPARE,
+    FLOAT_BINARY,
+    FLOAT_UNARY,
+    INT_BINARY,
+    MAX_RANK,
+    MOVEMENT,
+    Op,
+)
 from .parse import LongInt, Program
 from .printer import format_arg
 from .schedule import planned
 from .uop import UOp
 
-# Ops a CALL body may hold: values only, no effects, memory or loops (uir.md sections 5 and 8).
-BODY_OPS = ALU | {Op.CONST, Op.PARAM, Op.CALL, Op.STACK, Op.INDEX, Op.REDUCE, Op.EXPAND, Op.STAGE}
+# Ops a CALL body may hold: values only, no effects, memory or loops (uir.md sections 5, 8, 9).
+BODY_OPS = ALU | MOVEMENT | {Op.CONST, Op.PARAM, Op.CALL, Op.STACK, Op.INDEX, Op.REDUCE, Op.STAGE}
 # The folds a REDUCE may use (uir.md section 8).
 REDUCE_OPS = frozenset({Op.ADD, Op.MUL, Op.MAX, Op.MIN})
 # The shaped values that may run inside a loop: week 1's small vectors (uir.md section 7). After
@@ -172,6 +183,9 @@ def _body_params(c: _Checker, body: UOp) -> list[UOp]:
 
 def _check_stack(c: _Checker, uop: UOp) -> None:
     c.no_arg(uop)
+    if uop.src and uop.src[0].type.shape:
+        _check_stack_of_values(c, uop)
+        return
     count = len(uop.src)
     if len(uop.type.shape) != 1:
         raise c.fail(uop, "STACK of scalars has a rank-1 type")
@@ -252,10 +266,17 @@ def _window(arg: object) -> tuple[int, int] | None:
 
 
 def _check_shrink(c: _Checker, uop: UOp) -> None:
+    """A SHRINK of memory is a window of a buffer (uir.md 6.1); of a value, a movement op (9)."""
     c.arity(uop, 1)
+    if kind(uop) is Kind.MEMORY:
+        _check_window(c, uop)
+    else:
+        _check_shrink_value(c, uop)
+
+
+def _check_window(c: _Checker, uop: UOp) -> None:
+    """`SHRINK T[m] mem ((begin, end))`: elements begin to end-1 of a buffer version."""
     mem = uop.src[0]
-    if kind(mem) is not Kind.MEMORY:
-        raise c.fail(uop, "SHRINK of a value arrives in week 5; SHRINK a buffer")
     window = _window(uop.arg)
     if window is None:
         raise c.fail(uop, "SHRINK takes one window ((begin, end)) of ints")
@@ -500,6 +521,163 @@ def _check_parallel_dep(c: _Checker, after: UOp, buffer: UOp, dep: UOp) -> None:
                 )
 
 
+# ---- movement ops (uir.md section 9) ----------------------------------------------------------
+# Each takes one shaped value and gives a shaped value of the same dtype (rank 1 to 8), never
+# memory (the common checks reject it before these run) and never a scalar.
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _shown(arg: object) -> str:
+    """An argument as a message quotes it."""
+    return "nothing" if arg is None else format_arg(arg)
+
+
+def _ints(c: _Checker, uop: UOp, what: str) -> tuple[int, ...]:
+    """`uop`'s argument `(a, b, ...)` of ints; any other form fails, saying `what` it takes."""
+    arg = uop.arg
+    if not (isinstance(arg, tuple) and all(_is_int(x) for x in arg)):
+        raise c.fail(uop, f"{uop.op} takes {what}, got {_shown(arg)}")
+    return arg
+
+
+def _pairs(arg: object) -> tuple[tuple[int, int], ...] | None:
+    """`((a, b), ...)` of int pairs, or None when the argument has another form."""
+    ok = isinstance(arg, tuple) and all(
+        isinstance(p, tuple) and len(p) == 2 and all(_is_int(x) for x in p) for p in arg
+    )
+    return arg if ok else None  # type: ignore[return-value]
+
+
+def _moved(c: _Checker, uop: UOp) -> Type:
+    """The source type of a movement op, after the rules every movement op shares."""
+    c.arity(uop, 1)
+    x = uop.src[0]
+    if not x.type.shape:
+        raise c.fail(
+            uop,
+            f"{uop.op} moves the elements of a shaped value, and {x.type} is a scalar "
+            "(EXPAND makes a scalar shaped)",
+        )
+    if not uop.type.shape:
+        raise c.fail(uop, f"{uop.op} gives a shaped value, not the scalar {uop.type}")
+    if x.dtype is not uop.dtype:
+        raise c.fail(uop, f"{uop.op} keeps the dtype: {x.type} cannot become {uop.type}")
+    return x.type
+
+
+def _one_pair_per_axis(c: _Checker, uop: UOp, x: Type, example: str) -> tuple[tuple[int, int], ...]:
+    """PAD's and SHRINK's argument: exactly one pair of ints per axis of `x`."""
+    pairs = _pairs(uop.arg)
+    if pairs is None:
+        raise c.fail(
+            uop,
+            f"{uop.op} takes one pair of ints per axis, such as {example}, got {_shown(uop.arg)}",
+        )
+    if len(pairs) != len(x.shape):
+        raise c.fail(
+            uop, f"{uop.op} of {x} needs one pair per axis ({len(x.shape)}), got {len(pairs)}"
+        )
+    return pairs
+
+
+def _result_type(c: _Checker, uop: UOp, x: Type, want: Type) -> None:
+    if uop.type != want:
+        by = "" if uop.arg is None else f" by {format_arg(uop.arg)}"
+        raise c.fail(uop, f"{uop.op} of {x}{by} has type {want}, not {uop.type}")
+
+
+def _check_reshape(c: _Checker, uop: UOp) -> None:
+    """`RESHAPE T[shape] x`: x's elements in row-major order, in another shape."""
+    x = _moved(c, uop)
+    c.no_arg(uop)
+    if x.size != uop.type.size:
+        raise c.fail(
+            uop,
+            f"RESHAPE keeps the element count: {x} has {x.size} elements and {uop.type} "
+            f"has {uop.type.size}",
+        )
+
+
+def _check_permute(c: _Checker, uop: UOp) -> None:
+    """`PERMUTE T[shape] x (order)`: result axis d is x's axis order[d] (numpy.transpose)."""
+    x = _moved(c, uop)
+    order = _ints(c, uop, "an axis order such as (1, 0)")
+    rank = len(x.shape)
+    if sorted(order) != list(range(rank)):
+        raise c.fail(
+            uop,
+            f"PERMUTE order {format_arg(order)} is not a permutation of the axes of {x} "
+            f"(0 to {rank - 1}, each once)",
+        )
+    _result_type(c, uop, x, Type(x.dtype, tuple(x.shape[a] for a in order)))
+
+
+def _check_pad(c: _Checker, uop: UOp) -> None:
+    """`PAD T[shape] x ((before, after), ...)`: the dtype's zero around x, per axis."""
+    x = _moved(c, uop)
+    pairs = _one_pair_per_axis(c, uop, x, "((1, 1))")
+    for axis, (before, after) in enumerate(pairs):
+        if before < 0 or after < 0:
+            raise c.fail(
+                uop,
+                f"PAD only adds elements: the pair ({before}, {after}) of axis {axis} is below 0 "
+                "(SHRINK removes elements)",
+            )
+    shape = tuple(d + b + a for d, (b, a) in zip(x.shape, pairs, strict=True))
+    _result_type(c, uop, x, Type(x.dtype, shape))
+
+
+def _check_shrink_value(c: _Checker, uop: UOp) -> None:
+    """`SHRINK T[shape] x ((begin, end), ...)`: the window of x, per axis."""
+    src = uop.src[0]
+    if kind(src) is not Kind.VALUE:
+        raise c.fail(uop, f"SHRINK takes a value or memory, and {src.op} is {kind(src).value}")
+    x = _moved(c, uop)
+    pairs = _one_pair_per_axis(c, uop, x, "((0, 2))")
+    for axis, ((begin, end), dim) in enumerate(zip(pairs, x.shape, strict=True)):
+        if not 0 <= begin < end <= dim:
+            raise c.fail(
+                uop,
+                f"SHRINK pair ({begin}, {end}) of axis {axis} of {x} lies outside "
+                f"0 <= begin < end <= {dim}",
+            )
+    _result_type(c, uop, x, Type(x.dtype, tuple(e - b for b, e in pairs)))
+
+
+def _check_flip(c: _Checker, uop: UOp) -> None:
+    """`FLIP T[shape] x (axes)`: x with the listed axes reversed."""
+    x = _moved(c, uop)
+    axes = _ints(c, uop, "the axes to reverse, such as (0)")
+    if not axes:
+        raise c.fail(uop, "FLIP needs at least one axis: () flips nothing")
+    rank = len(x.shape)
+    ok = all(0 <= a < rank for a in axes) and all(a < b for a, b in pairwise(axes))
+    if not ok:
+        raise c.fail(
+            uop,
+            f"FLIP axes must be distinct, in increasing order and in [0, {rank}) "
+            f"(the axes of {x}), got {format_arg(axes)}",
+        )
+    if uop.type != x:
+        raise c.fail(uop, f"FLIP of {x} has that type, not {uop.type}")
+
+
+def _check_stack_of_values(c: _Checker, uop: UOp) -> None:
+    """`STACK T[k,s...]` of k values of type T[s...]: a new leading axis."""
+    first = uop.src[0].type
+    for s in uop.src[1:]:
+        if s.type != first:
+            raise c.fail(uop, f"STACK takes values of one type, got {first} and {s.type}")
+    want = Type(first.dtype, (len(uop.src), *first.shape))
+    if uop.type != want:
+        raise c.fail(
+            uop, f"STACK of {len(uop.src)} values of {first} has type {want}, not {uop.type}"
+        )
+
+
 def _check_range(c: _Checker, uop: UOp) -> None:
     c.arity(uop, 1)
     if range_arg(uop.arg) is None:
@@ -572,6 +750,10 @@ CHECKS: dict[Op, Callable[[_Checker, UOp], None]] = {
     Op.REDUCE: _check_reduce,
     Op.EXPAND: _check_expand,
     Op.STAGE: _check_stage,
+    Op.RESHAPE: _check_reshape,
+    Op.PERMUTE: _check_permute,
+    Op.PAD: _check_pad,
+    Op.FLIP: _check_flip,
     **{op: _check_alu for op in ALU},
 }
 
@@ -681,6 +863,9 @@ def verify(program: Program) -> None:
     for uop in everything:
         if uop.dtype.is_void and uop.op not in (Op.SINK, Op.STORE, Op.END):
             raise c.fail(uop, f"{uop.op} cannot have type void")
+        rank = len(uop.type.shape)
+        if rank > MAX_RANK:
+            raise c.fail(uop, f"{uop.type} has rank {rank}: shaped types have rank 1 to {MAX_RANK}")
         check = CHECKS.get(uop.op)
         if check is None:
             raise c.fail(uop, f"{uop.op} is not supported yet")
