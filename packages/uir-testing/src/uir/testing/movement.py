@@ -1,0 +1,110 @@
+"""Week-5 programs built as UOps: movement ops with their result types worked out (uir.md section
+9), and matmul and conv2d written as movement ops plus one REDUCE. Tests and benchmarks build the
+very same programs from here."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from uir.core.dtypes import VOID, DType, Type, f32, i32
+from uir.core.elements import Elements
+from uir.core.ops import Op
+from uir.core.uop import UOp
+
+Pairs = tuple[tuple[int, int], ...]
+
+
+def const(values: np.ndarray) -> UOp:
+    """A shaped CONST holding a numpy array (f32 or i32), any rank."""
+    dtype: DType = f32 if values.dtype == np.float32 else i32
+    literal = tuple(v.item() for v in values.reshape(-1))
+    return UOp(Op.CONST, Type(dtype, values.shape), (), Elements(literal))
+
+
+def load(slot: int, dtype: DType, shape: Sequence[int]) -> UOp:
+    """A whole-buffer LOAD of the flat BUFFER `slot`, RESHAPEd to `shape`."""
+    flat = Type(dtype, (math.prod(shape),))
+    loaded = UOp(Op.LOAD, flat, (UOp(Op.BUFFER, flat, (), slot),))
+    return loaded if len(shape) == 1 else reshape(loaded, shape)
+
+
+def _moved(op: Op, x: UOp, shape: Sequence[int], arg: object = None) -> UOp:
+    return UOp(op, Type(x.dtype, tuple(shape)), (x,), arg)
+
+
+def reshape(x: UOp, shape: Sequence[int]) -> UOp:
+    return _moved(Op.RESHAPE, x, shape)
+
+
+def expand(x: UOp, shape: Sequence[int]) -> UOp:
+    return _moved(Op.EXPAND, x, shape)
+
+
+def permute(x: UOp, order: Sequence[int]) -> UOp:
+    return _moved(Op.PERMUTE, x, [x.type.shape[a] for a in order], tuple(order))
+
+
+def pad(x: UOp, pairs: Pairs) -> UOp:
+    shape = [before + dim + after for dim, (before, after) in zip(x.type.shape, pairs, strict=True)]
+    return _moved(Op.PAD, x, shape, tuple(pairs))
+
+
+def shrink(x: UOp, pairs: Pairs) -> UOp:
+    return _moved(Op.SHRINK, x, [end - begin for begin, end in pairs], tuple(pairs))
+
+
+def flip(x: UOp, axes: Sequence[int]) -> UOp:
+    return _moved(Op.FLIP, x, x.type.shape, tuple(axes))
+
+
+def stack(*xs: UOp) -> UOp:
+    return UOp(Op.STACK, Type(xs[0].dtype, (len(xs), *xs[0].type.shape)), xs)
+
+
+def reduce(x: UOp, op: Op, axes: Sequence[int]) -> UOp:
+    kept = tuple(d for a, d in enumerate(x.type.shape) if a not in axes)
+    return UOp(Op.REDUCE, Type(x.dtype, kept), (x,), (op, tuple(axes)))
+
+
+def program(*outputs: UOp) -> UOp:
+    return UOp(Op.SINK, VOID, outputs)
+
+
+def matmul(a: UOp, b: UOp) -> UOp:
+    """a[M,K] @ b[K,N]: both operands viewed as [M,N,K], multiplied, and K folded."""
+    (m, k), (_, n) = a.type.shape, b.type.shape
+    left = expand(reshape(a, (m, 1, k)), (m, n, k))
+    right = expand(reshape(permute(b, (1, 0)), (1, n, k)), (m, n, k))
+    return reduce(UOp(Op.MUL, left.type, (left, right)), Op.ADD, (2,))
+
+
+def windows(x: UOp, axis: int, k: int) -> UOp:
+    """Axis `axis` of size n becomes two, (k, n-k+1), element (j, i) being the source's i+j: the
+    axis repeated k+1 times and read with a row length of n+1 (each row starts one later)."""
+    shape = x.type.shape
+    n, before, after = shape[axis], shape[:axis], shape[axis + 1 :]
+    full = tuple((0, d) for d in before), tuple((0, d) for d in after)
+    repeated = expand(reshape(x, (*before, 1, n, *after)), (*before, k + 1, n, *after))
+    line = reshape(repeated, (*before, (k + 1) * n, *after))
+    rows = reshape(
+        shrink(line, (*full[0], (0, k * (n + 1)), *full[1])), (*before, k, n + 1, *after)
+    )
+    return shrink(rows, (*full[0], (0, k), (0, n - k + 1), *full[1]))
+
+
+def conv2d(x: UOp, w: UOp, padding: int) -> UOp:
+    """x[C,H,W] convolved (cross-correlated, as in deep learning) with w[F,C,KH,KW], stride 1,
+    `padding` zeros on each side: PAD, a sliding-window view, MUL and one REDUCE over (C,KH,KW)."""
+    f, c, kh, kw = w.type.shape
+    p = padding
+    padded = pad(x, ((0, 0), (p, p), (p, p)))
+    view = windows(windows(padded, 1, kh), 3, kw)  # [C, KH, OH, KW, OW]
+    _, _, oh, _, ow = view.type.shape
+    patches = reshape(permute(view, (2, 4, 0, 1, 3)), (1, oh, ow, c, kh, kw))
+    shape = (f, oh, ow, c, kh, kw)
+    left = expand(patches, shape)
+    right = expand(reshape(w, (f, 1, 1, c, kh, kw)), shape)
+    return reduce(UOp(Op.MUL, left.type, (left, right)), Op.ADD, (3, 4, 5))
