@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from uir.core.dtypes import Type, bool_, f32, i32
 from uir.core.interpret import evaluate
-from uir.core.ops import ALU, Op
+from uir.core.ops import Op
 from uir.core.printer import print_program
 from uir.core.uop import UOp
 from uir.rewrite.passes import rangeify, simplify
@@ -25,6 +25,7 @@ from uir.testing.movement import (
     conv2d,
     expand,
     flip,
+    index_ops,
     load,
     matmul,
     pad,
@@ -46,15 +47,6 @@ def run(value: UOp, inputs: dict[int, np.ndarray] | None = None) -> np.ndarray:
 
 def same(result: np.ndarray, expected: np.ndarray) -> bool:
     return result.tobytes() == np.ascontiguousarray(expected).reshape(-1).tobytes()
-
-
-def index_ops(sink: UOp) -> list[UOp]:
-    """The ALU ops computing the positions that memory INDEXes and vector INDEXes read or write."""
-    roots = [s for u in sink.toposort() if u.op is Op.INDEX for s in u.src[1:]]
-    found: dict[UOp, None] = {}
-    for root in roots:
-        found.update((u, None) for u in root.toposort() if u.op in ALU)
-    return list(found)
 
 
 # --- each op, worked by hand --------------------------------------------------------------------

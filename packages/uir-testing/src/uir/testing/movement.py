@@ -11,7 +11,7 @@ import numpy as np
 
 from uir.core.dtypes import VOID, DType, Type, f32, i32
 from uir.core.elements import Elements
-from uir.core.ops import Op
+from uir.core.ops import ALU, Op
 from uir.core.uop import UOp
 
 Pairs = tuple[tuple[int, int], ...]
@@ -108,3 +108,12 @@ def conv2d(x: UOp, w: UOp, padding: int) -> UOp:
     left = expand(patches, shape)
     right = expand(reshape(w, (f, 1, 1, c, kh, kw)), shape)
     return reduce(UOp(Op.MUL, left.type, (left, right)), Op.ADD, (3, 4, 5))
+
+
+def index_ops(sink: UOp) -> list[UOp]:
+    """The distinct ALU ops computing the positions every INDEX (of memory, or of a vector)
+    names: what rangeify's index maps produce and the simplifier cleans."""
+    found: dict[UOp, None] = {}
+    for root in (s for u in sink.toposort() if u.op is Op.INDEX for s in u.src[1:]):
+        found.update((u, None) for u in root.toposort() if u.op in ALU)
+    return list(found)
