@@ -8,22 +8,19 @@ with numpy's transpose, pad, flip, reshape and stack computed here.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from uir.core.dtypes import Type, bool_, f32, i32
+from uir.core.dtypes import Type, bool_, f32
 from uir.core.interpret import evaluate
 from uir.core.ops import Op
 from uir.core.printer import print_program
 from uir.core.uop import UOp
 from uir.rewrite.passes import rangeify, simplify
 from uir.testing.movement import (
+    chains,
     const,
     conv2d,
-    expand,
     flip,
     index_ops,
     load,
@@ -142,87 +139,6 @@ def test_conv2d_is_pad_windows_mul_and_one_reduce():
 
 
 # --- random chains at ranks 1 to 4 ---------------------------------------------------------------
-
-
-def _factors(n: int) -> list[int]:
-    found, d = [], 2
-    while n > 1:
-        while n % d == 0:
-            found.append(d)
-            n //= d
-        d += 1
-    return found
-
-
-@st.composite
-def chains(draw):
-    """A random chain of movement ops (and a REDUCE or an elementwise op now and then) over a
-    value of rank 1 to 4, built as UOps with its numpy value alongside."""
-    dtype = draw(st.sampled_from((np.int32, np.float32)))
-    rank = draw(st.integers(1, 4))
-    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank)))
-    data = np.array(
-        draw(st.lists(st.integers(-9, 9), min_size=math.prod(shape), max_size=math.prod(shape))),
-        dtype=dtype,
-    )
-    inputs: dict[int, np.ndarray] = {}
-    if draw(st.booleans()):
-        inputs[0] = data
-        value = load(0, f32 if dtype is np.float32 else i32, shape)
-    else:
-        value = const(data.reshape(shape))
-    array = data.reshape(shape)
-    for _ in range(draw(st.integers(1, 5))):
-        value, array = draw(_step(value, array))
-        if not value.type.shape:
-            break
-    return value, array, inputs
-
-
-@st.composite
-def _step(draw, value: UOp, array: np.ndarray):
-    shape, rank = array.shape, array.ndim
-    kinds = ["reshape", "permute", "flip", "shrink", "reduce", "neg", "stack", "expand"]
-    if array.size <= 96:
-        kinds.append("pad")
-    kind = draw(st.sampled_from(kinds))
-    if kind == "reshape":
-        factors = draw(st.permutations(_factors(array.size)))
-        new_rank = draw(st.integers(1, 4))
-        dims = [1] * new_rank
-        for f in factors:
-            dims[draw(st.integers(0, new_rank - 1))] *= f
-        return reshape(value, dims), array.reshape(dims)
-    if kind == "permute":
-        order = draw(st.permutations(range(rank)))
-        return permute(value, order), np.transpose(array, order)
-    if kind == "flip":
-        axes = sorted(draw(st.sets(st.integers(0, rank - 1), min_size=1)))
-        return flip(value, axes), np.flip(array, axes)
-    if kind == "shrink":
-        pairs = []
-        for dim in shape:
-            begin = draw(st.integers(0, dim - 1))
-            pairs.append((begin, draw(st.integers(begin + 1, dim))))
-        window = tuple(slice(b, e) for b, e in pairs)
-        return shrink(value, tuple(pairs)), array[window]
-    if kind == "pad":
-        pairs = tuple((draw(st.integers(0, 2)), draw(st.integers(0, 2))) for _ in shape)
-        return pad(value, pairs), np.pad(array, pairs)
-    if kind == "reduce":
-        axes = tuple(sorted(draw(st.sets(st.integers(0, rank - 1), min_size=1))))
-        # small integers: any order of the fold gives the same sum, so numpy's is the expectation
-        return reduce(value, Op.ADD, axes), array.sum(axis=axes, dtype=array.dtype)
-    if kind == "neg":
-        return UOp(Op.NEG, value.type, (value,)), -array
-    if kind == "stack":
-        negated = UOp(Op.NEG, value.type, (value,))
-        return stack(value, negated, value), np.stack([array, -array, array])
-    # expand: each axis of size 1 broadcast, and maybe a new leading axis
-    dims = [draw(st.integers(1, 3)) if d == 1 else d for d in shape]
-    if rank < 4 and draw(st.booleans()):
-        dims.insert(0, draw(st.integers(1, 3)))
-    return expand(value, dims), np.broadcast_to(array, dims)
 
 
 @settings(max_examples=40, deadline=None)
