@@ -31,16 +31,17 @@ from uir.testing.movement import (
 def programs() -> dict[str, UOp]:
     a, b = load(0, f32, (64, 32)), load(1, f32, (32, 48))
     image, weights = load(0, f32, (16, 28, 28)), load(1, f32, (32, 16, 3, 3))
-    x = load(0, f32, (24,))
+    x, y, z = load(0, f32, (6, 4)), load(0, f32, (4, 6)), load(0, f32, (2, 12))
     return {
         "matmul 64x32 @ 32x48": matmul(a, b),
         "conv2d 16->32 ch, 28x28, 3x3, pad 1": conv2d(image, weights, padding=1),
-        "transpose of a reshape [24] -> [2,3,4] -> (2,0,1)": permute(
-            reshape(x, (2, 3, 4)), (2, 0, 1)
+        "transpose of a reshape [4,6] -> [2,3,4] -> (2,0,1)": permute(
+            reshape(y, (2, 3, 4)), (2, 0, 1)
         ),
-        "pad of a flip [6,4] flip (0,1), pad ((1,2),(0,3))": pad(
-            flip(reshape(x, (6, 4)), (0, 1)), ((1, 2), (0, 3))
+        "flip of a reshape [2,12] -> [2,3,4] flip (0,2) -> [24]": reshape(
+            flip(reshape(z, (2, 3, 4)), (0, 2)), (24,)
         ),
+        "pad of a flip [6,4] flip (0,1), pad ((1,2),(0,3))": pad(flip(x, (0, 1)), ((1, 2), (0, 3))),
     }
 
 
