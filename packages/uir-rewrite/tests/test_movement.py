@@ -190,3 +190,12 @@ def test_a_transposed_reshape_keeps_only_the_divisions_it_needs():
     assert divisions(clean) == 0, print_program(clean)
     data = np.arange(6, dtype=np.float32)
     assert same(np.asarray(evaluate(clean, {0: data})[0]), data.reshape(2, 3).T)
+
+
+def test_a_flip_of_a_reshape_read_back_flat_is_a_reversal():
+    # spec/rangeify.md 8: [6] viewed [2,3], both axes flipped, back to [6]: x[5 - r]
+    x = load(0, f32, (6,))
+    clean = simplify(rangeify(program(reshape(flip(reshape(x, (2, 3)), (0, 1)), (6,)))))
+    assert divisions(clean) == 0, print_program(clean)
+    data = np.arange(6, dtype=np.float32)
+    assert same(np.asarray(evaluate(clean, {0: data})[0]), data[::-1])
