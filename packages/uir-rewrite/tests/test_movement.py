@@ -3,7 +3,8 @@ chains, at ranks 1 to 4; the simplifier then cleans the index arithmetic.
 
 Programs are built as UOps (uir.testing.movement) since the week-5 verifier lands on another
 branch; rangeify's output is a week-3 program, verified and run by the interpreter, and compared
-with numpy's transpose, pad, flip, reshape and stack computed here.
+with numpy's transpose, pad, flip, reshape and stack computed here. `maps_only` is the lowering
+alone; the pass (`rangeify`) simplifies its index arithmetic next.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from uir.core.ops import Op
 from uir.core.printer import print_program
 from uir.core.uop import UOp
 from uir.rewrite.passes import rangeify, simplify
+from uir.rewrite.rangeify import rangeify as maps_only
 from uir.testing.movement import (
     chains,
     const,
@@ -145,11 +147,11 @@ def test_conv2d_is_pad_windows_mul_and_one_reduce():
 @given(chains())
 def test_random_chains_compute_what_numpy_computes(case):
     value, expected, inputs = case
-    lowered = check_lowered(rangeify(program(value)))
+    lowered = check_lowered(maps_only(program(value)))
     (result,) = evaluate(lowered, inputs)
     assert same(np.asarray(result).reshape(-1), expected), print_program(lowered)
-    # and the simplifier keeps every bit of it
-    (simplified,) = evaluate(simplify(lowered), inputs)
+    # and the simplifier (which the rangeify pass runs next) keeps every bit of it
+    (simplified,) = evaluate(check_lowered(simplify(lowered)), inputs)
     assert same(np.asarray(simplified).reshape(-1), expected)
 
 
@@ -164,9 +166,9 @@ def test_a_reshape_there_and_back_leaves_no_division():
     x = load(0, f32, (2, 3, 4))  # RESHAPE of a rank-1 LOAD
     there = reshape(x, (6, 4))
     back = reshape(there, (2, 3, 4))
-    lowered = rangeify(program(back))
+    lowered = maps_only(program(back))
     assert divisions(lowered) > 0  # the maps divide; the ranges make it unnecessary
-    clean = simplify(lowered)
+    clean = rangeify(program(back))  # the pass: the maps, then the simplifier
     assert divisions(clean) == 0, print_program(clean)
     data = np.arange(24, dtype=np.float32)
     assert same(np.asarray(evaluate(clean, {0: data})[0]).reshape(-1), data)
@@ -175,7 +177,7 @@ def test_a_reshape_there_and_back_leaves_no_division():
 def test_a_permute_there_and_back_is_the_identity_index():
     x = load(0, f32, (2, 3, 4))
     back = permute(permute(x, (2, 0, 1)), (1, 2, 0))
-    clean = simplify(rangeify(program(back)))
+    clean = rangeify(program(back))
     places = [u for u in clean.toposort() if u.op is Op.INDEX]
     (read,) = [u for u in places if u.src[0].op is Op.BUFFER and u.src[0].arg == 0]
     (write,) = [u for u in places if u is not read]  # into the output buffer (slot 1)
@@ -186,7 +188,7 @@ def test_a_permute_there_and_back_is_the_identity_index():
 def test_a_transposed_reshape_keeps_only_the_divisions_it_needs():
     # [6] viewed as [2, 3] and transposed: element (j, i) reads x[3i + j]; no division left
     x = load(0, f32, (6,))
-    clean = simplify(rangeify(program(permute(reshape(x, (2, 3)), (1, 0)))))
+    clean = rangeify(program(permute(reshape(x, (2, 3)), (1, 0))))
     assert divisions(clean) == 0, print_program(clean)
     data = np.arange(6, dtype=np.float32)
     assert same(np.asarray(evaluate(clean, {0: data})[0]), data.reshape(2, 3).T)
@@ -195,7 +197,7 @@ def test_a_transposed_reshape_keeps_only_the_divisions_it_needs():
 def test_a_flip_of_a_reshape_read_back_flat_is_a_reversal():
     # spec/rangeify.md 8: [6] viewed [2,3], both axes flipped, back to [6]: x[5 - r]
     x = load(0, f32, (6,))
-    clean = simplify(rangeify(program(reshape(flip(reshape(x, (2, 3)), (0, 1)), (6,)))))
+    clean = rangeify(program(reshape(flip(reshape(x, (2, 3)), (0, 1)), (6,))))
     assert divisions(clean) == 0, print_program(clean)
     data = np.arange(6, dtype=np.float32)
     assert same(np.asarray(evaluate(clean, {0: data})[0]), data[::-1])
