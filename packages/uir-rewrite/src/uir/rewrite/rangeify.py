@@ -10,8 +10,9 @@ they meet a value before its operands, push such an INDEX towards the leaves:
 
 - elementwise ops (ALU, WHERE, compares, CAST, BITCAST) are fused: the element of `a + b` is the
   element of `a` plus the element of `b`, recomputed at each use;
-- a movement op maps the index (`INDEX_MAPS`; week 4 has EXPAND, week 5 adds the others): the
-  maps compose as the INDEX passes through one op after another;
+- a movement op maps the index (`INDEX_MAPS`: EXPAND, RESHAPE, PERMUTE, SHRINK, FLIP): the maps
+  compose as the INDEX passes through one op after another; PAD reads its source at a clamped
+  index under a WHERE gate, and a STACK of shaped values picks its source by a WHERE chain;
 - a whole-buffer LOAD becomes a scalar LOAD of the element (fused) unless some effect of the
   program overwrites the version it reads: a fused LOAD would then run in a loop that may come
   after that effect, so such a LOAD is first copied into a LOCAL (a snapshot);
@@ -22,6 +23,9 @@ they meet a value before its operands, push such an INDEX towards the leaves:
 Outputs are materialized too: a shaped SINK source (other than a STACK or CONST, which are week 1
 values already) is written into a new global BUFFER whose contents are printed, and a whole-buffer
 STORE becomes a loop of scalar STOREs into its own target.
+
+The index arithmetic is left as the maps build it: the simplifier cleans it next, with the bounds
+of the new RANGEs (uir.rewrite.passes.lower_shapes).
 """
 
 from __future__ import annotations
