@@ -10,7 +10,9 @@ alone; the pass (`rangeify`) simplifies its index arithmetic next.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from uir.core.dtypes import Type, bool_, f32
 from uir.core.interpret import evaluate
@@ -20,6 +22,7 @@ from uir.core.uop import UOp
 from uir.rewrite.passes import rangeify, simplify
 from uir.rewrite.rangeify import rangeify as maps_only
 from uir.testing.movement import (
+    STEPS,
     chains,
     const,
     conv2d,
@@ -141,6 +144,15 @@ def test_conv2d_is_pad_windows_mul_and_one_reduce():
 
 
 # --- random chains at ranks 1 to 4 ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3, 4])
+@pytest.mark.parametrize("step", STEPS)
+@settings(max_examples=4, deadline=None)
+@given(data=st.data())
+def test_each_op_at_ranks_one_to_four(step, rank, data):
+    value, expected, inputs = data.draw(chains(rank=rank, steps=(step,), length=1))
+    assert same(run(value, inputs), expected), print_program(program(value))
 
 
 @settings(max_examples=40, deadline=None)

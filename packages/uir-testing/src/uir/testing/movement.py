@@ -133,13 +133,17 @@ def _factors(n: int) -> list[int]:
     return found
 
 
+STEPS = ("reshape", "permute", "flip", "shrink", "pad", "stack", "expand", "reduce", "neg")
+"""The kinds of step a chain takes: every movement op, REDUCE, and an elementwise op."""
+
+
 @st.composite
-def chains(draw):
-    """(value, its numpy array, inputs): a random chain of movement ops (and a REDUCE or an
-    elementwise op now and then) from a CONST or a LOAD of rank 1 to 4 (STACK and EXPAND raise
-    the rank along the way, to 8 at most), built as UOps with its numpy value alongside."""
+def chains(draw, rank: int | None = None, steps: tuple[str, ...] = STEPS, length: int = 5):
+    """(value, its numpy array, inputs): a random chain of 1 to `length` steps of the kinds
+    `steps` from a CONST or a LOAD of rank `rank` (1 to 4 when None; STACK and EXPAND raise
+    it along the way, to 8 at most), built as UOps with its numpy value alongside."""
     dtype = draw(st.sampled_from((np.int32, np.float32)))
-    rank = draw(st.integers(1, 4))
+    rank = draw(st.integers(1, 4)) if rank is None else rank
     shape = tuple(draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank)))
     data = np.array(
         draw(st.lists(st.integers(-9, 9), min_size=math.prod(shape), max_size=math.prod(shape))),
@@ -152,21 +156,19 @@ def chains(draw):
     else:
         value = const(data.reshape(shape))
     array = data.reshape(shape)
-    for _ in range(draw(st.integers(1, 5))):
-        value, array = draw(_step(value, array))
+    for _ in range(draw(st.integers(1, length))):
+        value, array = draw(_step(value, array, steps))
         if not value.type.shape:
             break
     return value, array, inputs
 
 
 @st.composite
-def _step(draw, value: UOp, array: np.ndarray):
+def _step(draw, value: UOp, array: np.ndarray, steps: tuple[str, ...]):
     shape, rank = array.shape, array.ndim
-    kinds = ["reshape", "permute", "flip", "shrink", "reduce", "neg", "expand"]
-    if array.size <= 96:
-        kinds.append("pad")
-    if rank < 8:  # uir.md 9: rank 8 at most
-        kinds.append("stack")
+    kinds = [k for k in steps if k != "pad" or array.size <= 96]  # keep the interpreter quick
+    if rank == 8:  # uir.md 9: rank 8 at most
+        kinds = [k for k in kinds if k != "stack"] or ["reshape"]
     kind = draw(st.sampled_from(kinds))
     if kind == "reshape":
         factors = draw(st.permutations(_factors(array.size)))
