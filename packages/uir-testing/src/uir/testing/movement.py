@@ -179,7 +179,7 @@ def chains(draw, rank: int | None = None, steps: tuple[str, ...] = STEPS, length
 @st.composite
 def _step(draw, value: UOp, array: np.ndarray, steps: tuple[str, ...]):
     shape, rank = array.shape, array.ndim
-    kinds = [k for k in steps if k != "pad" or array.size <= 96]  # keep the interpreter quick
+    kinds = [k for k in steps if k != "pad" or array.size <= 256]  # keep the interpreter quick
     if rank == 8:  # uir.md 9: rank 8 at most
         kinds = [k for k in kinds if k != "stack"] or ["reshape"]
     kind = draw(st.sampled_from(kinds))
