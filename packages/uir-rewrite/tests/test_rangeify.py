@@ -19,28 +19,21 @@ from uir.core.dtypes import VOID, Type, f32, i32
 from uir.core.elements import Elements
 from uir.core.errors import BackendError
 from uir.core.interpret import evaluate
-from uir.core.memory import Kind, kind
 from uir.core.ops import Op
-from uir.core.parse import Program, parse
+from uir.core.parse import parse
 from uir.core.printer import print_program
 from uir.core.uop import UOp
-from uir.core.verify import verify
 from uir.rewrite.passes import rangeify
 from uir.rewrite.rangeify import rangeify as rangeify_graph
 from uir.testing import model
 from uir.testing.compare import same_outputs
 from uir.testing.programs import programs
+from uir.testing.shaped import check_lowered
 
 
 def lowered(sink: UOp) -> UOp:
     """rangeify's result, checked to be a week-3 program with no shaped value left to lower."""
-    after = rangeify(sink)
-    verify(Program(after, {}))
-    for uop in after.toposort():
-        assert uop.op not in (Op.REDUCE, Op.EXPAND, Op.STAGE), print_program(after)
-        if uop.type.shape and kind(uop) is Kind.VALUE and uop.op not in (Op.CONST, Op.STACK):
-            raise AssertionError(f"a shaped {uop.op} is left:\n{print_program(after)}")
-    return after
+    return check_lowered(rangeify(sink))
 
 
 def run(text: str, inputs: dict[int, np.ndarray] | None = None) -> list[np.ndarray]:

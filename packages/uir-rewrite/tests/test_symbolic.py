@@ -91,3 +91,19 @@ def test_simplify_keeps_the_value_at_every_input(expr):
     simplified = simplify(expr)
     assert evaluate(simplified).tobytes() == evaluate(expr).tobytes()
     assert simplify(simplified) is simplified  # a fixpoint
+
+
+def test_a_flipped_digit_divides_without_division():
+    # a FLIP's index n-1-i reaches a RESHAPE's div/mod as a negative coefficient: x = k - 4a - b
+    # with a, b in [0, 3]. Split toward zero (b keeps -1, not 3 and a quotient of -1), the low
+    # part k%4 - b lies in one block of 4 exactly when k%4 == 3: then x%4 = 3 - b and
+    # x/4 = k/4 - a, with no division left. Every k keeps its value at every input.
+    a, b = (p.alu(Op.AND, const(3)) for p in PARAMS)
+    for k in range(15, 40):
+        x = const(k).alu(Op.SUB, a.alu(Op.MUL, const(4))).alu(Op.SUB, b)
+        for op in (Op.IDIV, Op.MOD):
+            expr = x.alu(op, const(4))
+            simplified = simplify(expr)
+            assert evaluate(simplified).tobytes() == evaluate(expr).tobytes(), (k, op)
+            divisions = [u for u in simplified.toposort() if u.op in (Op.IDIV, Op.MOD)]
+            assert (not divisions) == (k % 4 == 3), (k, op)

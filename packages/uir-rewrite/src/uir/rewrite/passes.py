@@ -36,12 +36,18 @@ def simplify(sink: UOp) -> UOp:
     )
 
 
+def lower_shapes(flat: UOp) -> UOp:
+    """Every shaped value of a program without CALLs lowered to loops over its elements
+    (spec/rangeify.md), then its index arithmetic (div, mod, clamps and gates the movement ops
+    leave) simplified with the bounds of the new RANGEs, which only exist from here on. The very
+    same object when there is nothing to lower. The C backend renders shaped values through it."""
+    lowered = in_loops(rangeify_graph, flat)
+    return flat if lowered is flat else simplify(lowered)
+
+
 def rangeify(sink: UOp) -> UOp:
-    """Every shaped value lowered to loops over its elements (spec/rangeify.md); CALLs are
-    inlined first, since a body's shaped values are its caller's."""
-    return in_loops(
-        lambda root, origins: rangeify_graph(inline_calls(root, origins), origins), sink
-    )
+    """lower_shapes after inlining CALLs, since a body's shaped values are its caller's."""
+    return lower_shapes(inline(sink))
 
 
 PASSES = (

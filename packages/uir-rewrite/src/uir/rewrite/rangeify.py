@@ -10,8 +10,9 @@ they meet a value before its operands, push such an INDEX towards the leaves:
 
 - elementwise ops (ALU, WHERE, compares, CAST, BITCAST) are fused: the element of `a + b` is the
   element of `a` plus the element of `b`, recomputed at each use;
-- a movement op maps the index (`INDEX_MAPS`; week 4 has EXPAND, week 5 adds the others): the
-  maps compose as the INDEX passes through one op after another;
+- a movement op maps the index (`INDEX_MAPS`: EXPAND, RESHAPE, PERMUTE, SHRINK, FLIP): the maps
+  compose as the INDEX passes through one op after another; PAD reads its source at a clamped
+  index under a WHERE gate, and a STACK of shaped values picks its source by a WHERE chain;
 - a whole-buffer LOAD becomes a scalar LOAD of the element (fused) unless some effect of the
   program overwrites the version it reads: a fused LOAD would then run in a loop that may come
   after that effect, so such a LOAD is first copied into a LOCAL (a snapshot);
@@ -22,10 +23,15 @@ they meet a value before its operands, push such an INDEX towards the leaves:
 Outputs are materialized too: a shaped SINK source (other than a STACK or CONST, which are week 1
 values already) is written into a new global BUFFER whose contents are printed, and a whole-buffer
 STORE becomes a loop of scalar STOREs into its own target.
+
+The index arithmetic is left as the maps build it: the simplifier cleans it next, with the bounds
+of the new RANGEs (uir.rewrite.passes.lower_shapes).
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -122,8 +128,84 @@ def _expand_map(expand: UOp, index: Index) -> Index:
     return tuple(_const(0) if dim == 1 else i for i, dim in zip(kept, shape, strict=True))
 
 
-INDEX_MAPS: dict[Op, IndexMap] = {Op.EXPAND: _expand_map}
-"""Each movement op's index map; a week adding movement ops adds entries here."""
+def _reshape_map(reshape: UOp, index: Index) -> Index:
+    """Row-major: the result's index flattened, then split by the source's dims (div and mod;
+    the simplifier removes those the ranges make unnecessary)."""
+    flat = _flat(index, reshape.type.shape)
+    shape = reshape.src[0].type.shape
+    source = []
+    for d, dim in enumerate(shape):
+        stride = math.prod(shape[d + 1 :])
+        i = flat if stride == 1 else flat.alu(Op.IDIV, _const(stride))
+        source.append(i if d == 0 else i.alu(Op.MOD, _const(dim)))  # axis 0 needs no wrap
+    return tuple(source)
+
+
+def _permute_map(permute: UOp, index: Index) -> Index:
+    """Result axis d is source axis order[d] (numpy.transpose)."""
+    source: list[UOp] = list(index)
+    for d, axis in enumerate(permute.arg):
+        source[axis] = index[d]
+    return tuple(source)
+
+
+def _shrink_map(shrink: UOp, index: Index) -> Index:
+    """The window's element i is the source's element begin + i."""
+    begins = (begin for begin, _ in shrink.arg)
+    return tuple(i.alu(Op.ADD, _const(b)) if b else i for i, b in zip(index, begins, strict=True))
+
+
+def _flip_map(flip: UOp, index: Index) -> Index:
+    """A reversed axis of size n reads element n-1-i."""
+    shape = flip.type.shape
+    return tuple(
+        _const(shape[d] - 1).alu(Op.SUB, i) if d in flip.arg else i for d, i in enumerate(index)
+    )
+
+
+INDEX_MAPS: dict[Op, IndexMap] = {
+    Op.EXPAND: _expand_map,
+    Op.RESHAPE: _reshape_map,
+    Op.PERMUTE: _permute_map,
+    Op.SHRINK: _shrink_map,
+    Op.FLIP: _flip_map,
+}
+"""Each movement op's index map: every element of the result is one element of the source.
+PAD and STACK select instead (`_padded`, `_stacked`): an element there is a choice."""
+
+
+def _padded(pad: UOp, index: Index) -> UOp:
+    """An element of PAD: the source's element where the index lies inside it, else the dtype's
+    zero. The source is read at a clamped index, in range whatever the gate says (a WHERE
+    computes both branches), so no access strays; the simplifier drops the clamps and compares
+    that the ranges make unnecessary."""
+    shape = pad.src[0].type.shape
+    source, inside = [], []
+    for i, dim, (before, after) in zip(index, shape, pad.arg, strict=True):
+        j = i
+        if before:
+            inside.append(_const(before).alu(Op.CMPLE, i))
+            j = j.alu(Op.SUB, _const(before)).alu(Op.MAX, _const(0))
+        if after:
+            inside.append(i.alu(Op.CMPLT, _const(before + dim)))
+            j = j.alu(Op.MIN, _const(dim - 1))
+        source.append(j)
+    value = element(pad.src[0], tuple(source))
+    if not inside:
+        return value
+    gate = functools.reduce(lambda a, b: a.alu(Op.AND, b), inside)
+    return gate.alu(Op.WHERE, value, value.const_like(0))
+
+
+def _stacked(stack: UOp, index: Index) -> UOp:
+    """An element of a STACK of shaped values: the leading index picks the source, through a
+    chain of WHERE (the last source where no earlier one is picked)."""
+    which, rest = index[0], index[1:]
+    choice = element(stack.src[-1], rest)
+    for k in range(len(stack.src) - 2, -1, -1):
+        picked = which.alu(Op.CMPEQ, _const(k))
+        choice = picked.alu(Op.WHERE, element(stack.src[k], rest), choice)
+    return choice
 
 
 # --- materializing: loops that write buffers ---------------------------------------------------
@@ -221,6 +303,10 @@ def _element_of(ix: UOp, ctx: Context) -> UOp | None:
         return UOp(op, ix.type, tuple(element(s, index) for s in value.src), value.arg)
     if op in INDEX_MAPS:
         return element(value.src[0], INDEX_MAPS[op](value, index))
+    if op is Op.PAD:
+        return _padded(value, index)
+    if op is Op.STACK and _stacks_shapes(value):
+        return _stacked(value, index)
     if op in (Op.STAGE, Op.REDUCE):
         return _load(_materialized(value, ctx), index, shape, value.dtype)
     if op is Op.LOAD:
@@ -265,10 +351,14 @@ def _outputs(sink: UOp, ctx: Context) -> UOp | None:
 def _needs_buffer(source: UOp) -> bool:
     """Whether a SINK source is a shaped value that only loops can compute: not a memory
     reference, and not one of week 1's small vectors, which a week-3 program prints as they are."""
-    return bool(source.type.shape) and kind(source) is Kind.VALUE and source.op not in _VECTORS
+    if not source.type.shape or kind(source) is not Kind.VALUE:
+        return False
+    return source.op is not Op.CONST and not (source.op is Op.STACK and not _stacks_shapes(source))
 
 
-_VECTORS = (Op.STACK, Op.CONST)
+def _stacks_shapes(stack: UOp) -> bool:
+    """Whether a STACK stacks shaped values (week 5), not scalars (week 1's small vector)."""
+    return bool(stack.src[0].type.shape)
 
 
 def _is_element(uop: UOp) -> bool:

@@ -241,6 +241,27 @@ def _split(terms: dict[UOp, int], const: int, d: int) -> tuple[dict, int, dict, 
     return quotient, const // d, remainder, const % d
 
 
+def _split_toward_zero(terms: dict[UOp, int], const: int, d: int) -> tuple[dict, int, dict, int]:
+    """As _split, but a negative coefficient keeps a remainder in (-d, 0]: a FLIP's `n-1-i` gives
+    `-i`, whose floor-wise remainder d-1 would spread the remainders' sum over several blocks."""
+    quotient = {t: -(-c // d) if c < 0 else c // d for t, c in terms.items()}
+    remainder = {t: c - quotient[t] * d for t, c in terms.items()}
+    drop = lambda part: {t: c for t, c in part.items() if c}  # noqa: E731
+    return drop(quotient), const // d, drop(remainder), const % d
+
+
+def _one_block(terms: dict[UOp, int], const: int, d: int, like: UOp):
+    """x = d*Q + R (Q the quotients' sum, R the remainders'), split so that R lies in one block
+    [d*f, d*f + d): then x/d is Q + f and x % d is R - d*f, for x >= 0 and d > 0. Returns
+    (quotient terms, its constant, remainder terms, its constant, f), or None."""
+    for split in (_split, _split_toward_zero):
+        quotient, kq, remainder, kr = split(terms, const, d)
+        lo, hi = exact_interval(remainder, kr, like)
+        if lo // d == hi // d:
+            return quotient, kq, remainder, kr, lo // d
+    return None
+
+
 def _common_factor(terms: dict[UOp, int], k: int, d: int, like: UOp) -> tuple[int, UOp, UOp] | None:
     """x = g*s + r for a factor g > 1 of d, with s the terms whose coefficients g divides and the
     rest r lying in one block [g*f, g*f + g): then x/d is (s + f)/(d/g) and x % d is
@@ -280,8 +301,9 @@ def divide(u: UOp, x: UOp, c: UOp) -> UOp | None:
     - every coefficient and the constant a multiple of c: the exact quotient (any signs);
     - otherwise, for c > 0 and x >= 0, where truncation is floor:
       - a common factor g of c and part of x (see _common_factor): (s + f) / (c/g);
-      - with each coefficient split as q*c + r (0 <= r < c), and R the sum of the remainders:
-        x/c is the quotients' sum plus floor(R/c), a constant when R's bounds decide it, else
+      - with each coefficient split as q*c + r (0 <= r < c, or toward zero: see _one_block),
+        and R the sum of the remainders: x/c is the quotients' sum plus floor(R/c), a constant
+        when R's bounds decide it, else
         (quotients) + R/c when R >= 0 and that spends no more ops.
     """
     found = _division(x, c)
@@ -295,10 +317,12 @@ def divide(u: UOp, x: UOp, c: UOp) -> UOp | None:
     if factored is not None:
         g, inner, _ = factored
         return _tight(inner if d == g else inner.alu(Op.IDIV, c.const_like(d // g)), u)
+    block = _one_block(terms, k, d, x)
+    if block is not None:
+        quotient, kq, _, _, f = block
+        return _tight(render(quotient, kq + f, x), u)
     quotient, kq, remainder, kr = _split(terms, k, d)
-    r_lo, r_hi = exact_interval(remainder, kr, x)
-    if r_lo // d == r_hi // d:
-        return _tight(render(quotient, kq + r_lo // d, x), u)
+    r_lo, _ = exact_interval(remainder, kr, x)
     if r_lo < 0 or not (quotient or kq):
         return None
     new_cost = _cost(quotient, kq, x) + 2 + _cost(remainder, kr, x)
@@ -313,10 +337,10 @@ def remainder(u: UOp, x: UOp, c: UOp) -> UOp | None:
 
     - a multiple of c: 0 (any signs);
     - for c > 0 and x >= 0: with a common factor g of c and part of x (see _common_factor),
-      ((s + f) % (c/g))*g + (r - g*f) when that spends no more ops; else with the remainders'
-      sum R, R - floor(R/c)*c when R's bounds decide it, else R % c when R >= 0 and that spends
-      fewer ops (one that spends as many would hide x % c from its quotient x / c, and the two
-      recombine).
+      ((s + f) % (c/g))*g + (r - g*f) when that spends no more ops (r - g*f when g is c);
+      else with the remainders' sum R (see _one_block), R - floor(R/c)*c when R's bounds
+      decide it, else R % c when R >= 0 and that spends fewer ops (one that spends as many
+      would hide x % c from its quotient x / c, and the two recombine).
     """
     found = _division(x, c)
     if found is None:
@@ -329,14 +353,19 @@ def remainder(u: UOp, x: UOp, c: UOp) -> UOp | None:
     if factored is not None:
         g, inner, low = factored
         digit = inner.alu(Op.MOD, c.const_like(d // g)).alu(Op.MUL, c.const_like(g))
-        new = digit if low.op is Op.CONST and low.arg == 0 else digit.alu(Op.ADD, low)
-        if _tree_ops(new) > _tree_ops(u):
-            return None
-        return _tight(new, u)
+        if d == g:  # (s + f) % 1 is 0: only the low part is left
+            new = low
+        else:
+            new = digit if low.op is Op.CONST and low.arg == 0 else digit.alu(Op.ADD, low)
+        found = _tight(new, u) if _tree_ops(new) <= _tree_ops(u) else None
+        if found is not None:
+            return found
+    block = _one_block(terms, k, d, x)
+    if block is not None:
+        _, _, rem, kr, f = block
+        return _tight(render(rem, kr - f * d, x), u)
     _, _, rem, kr = _split(terms, k, d)
-    r_lo, r_hi = exact_interval(rem, kr, x)
-    if r_lo // d == r_hi // d:
-        return _tight(render(rem, kr - (r_lo // d) * d, x), u)
+    r_lo, _ = exact_interval(rem, kr, x)
     if r_lo < 0 or _cost(rem, kr, x) + 1 >= old_cost:
         return None
     return _tight(render(rem, kr, x).alu(Op.MOD, c), u)

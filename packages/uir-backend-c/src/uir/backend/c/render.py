@@ -1,7 +1,8 @@
 """UOp graph -> C99 source with no undefined behaviour for any input (uir.md 6.5).
 
-Shaped values reach C only as loops: `render_c` rangeifies the program (uir.rewrite.rangeify)
-before anything else, so the size of the C never grows with a shape.
+Shaped values reach C only as loops: `render_c` rangeifies the program and simplifies the index
+arithmetic that leaves (uir.rewrite.passes.lower_shapes) before anything else, so the size of the
+C never grows with a shape.
 Every value gets one `const` local, in the order of the loop nest `loop_schedule` gives (the one
 the interpreter runs), each loop a C `for` over its RANGE whose body scopes the values placed in
 it. ALU ops render through `ALU_RENDER`, one entry an op, each a function of the operand
@@ -30,7 +31,7 @@ from uir.core.memory import buffer_of
 from uir.core.ops import ALU, Op
 from uir.core.schedule import Block, flatten, loop_schedule
 from uir.core.uop import UOp
-from uir.rewrite.rangeify import rangeify
+from uir.rewrite.passes import lower_shapes
 
 from .abi import (
     ENTRY,
@@ -529,7 +530,7 @@ def render_c(flat: UOp, entry: str = ENTRY) -> str:
     keeps its own ABI (abi.py). `entry` renames the entry point, so that several programs can
     share one library (tests)."""
     abi = layout(flat)
-    lowered = rangeify(flat)
+    lowered = lower_shapes(flat)
     program = Emitter(lowered, abi)
     nest = loop_schedule(lowered)
     program.block(nest, _used_values(flatten(nest)))

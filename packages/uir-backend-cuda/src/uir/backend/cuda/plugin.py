@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from uir.core.calls import inline_calls
 from uir.core.plugins import Backend, Compiled, hookimpl
 from uir.core.uop import UOp
-from uir.rewrite.rangeify import rangeify
+from uir.rewrite.passes import lower_shapes
 
 from . import driver
 from .emulation import compile_emulated, cxx
@@ -56,8 +56,8 @@ class CudaEmuBackend:
 
 def _lowered(sink: UOp) -> UOp:
     """The program as kernels take it: CALLs inlined, shaped values lowered to loops whose
-    output ranges rangeify marks PARALLEL (spec/uir-week7.md)."""
-    return rangeify(inline_calls(sink))
+    output ranges rangeify marks PARALLEL (spec/uir-week7.md), as the C backend does."""
+    return lower_shapes(inline_calls(sink))
 
 
 @hookimpl

@@ -1,0 +1,221 @@
+"""Week-5 programs built as UOps: movement ops with their result types worked out (uir.md section
+9), and matmul and conv2d written as movement ops plus one REDUCE. Tests and benchmarks build the
+very same programs from here."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from hypothesis import strategies as st
+
+from uir.core.dtypes import VOID, DType, Type, f32, i32
+from uir.core.elements import Elements
+from uir.core.ops import ALU, Op
+from uir.core.uop import UOp
+
+Pairs = tuple[tuple[int, int], ...]
+
+
+def const(values: np.ndarray) -> UOp:
+    """A shaped CONST holding a numpy array (f32 or i32), any rank."""
+    dtype: DType = f32 if values.dtype == np.float32 else i32
+    literal = tuple(v.item() for v in values.reshape(-1))
+    return UOp(Op.CONST, Type(dtype, values.shape), (), Elements(literal))
+
+
+def load(slot: int, dtype: DType, shape: Sequence[int]) -> UOp:
+    """A whole-buffer LOAD of the flat BUFFER `slot`, RESHAPEd to `shape`."""
+    flat = Type(dtype, (math.prod(shape),))
+    loaded = UOp(Op.LOAD, flat, (UOp(Op.BUFFER, flat, (), slot),))
+    return loaded if len(shape) == 1 else reshape(loaded, shape)
+
+
+def _moved(op: Op, x: UOp, shape: Sequence[int], arg: object = None) -> UOp:
+    return UOp(op, Type(x.dtype, tuple(shape)), (x,), arg)
+
+
+def reshape(x: UOp, shape: Sequence[int]) -> UOp:
+    return _moved(Op.RESHAPE, x, shape)
+
+
+def expand(x: UOp, shape: Sequence[int]) -> UOp:
+    return _moved(Op.EXPAND, x, shape)
+
+
+def permute(x: UOp, order: Sequence[int]) -> UOp:
+    return _moved(Op.PERMUTE, x, [x.type.shape[a] for a in order], tuple(order))
+
+
+def pad(x: UOp, pairs: Pairs) -> UOp:
+    shape = [before + dim + after for dim, (before, after) in zip(x.type.shape, pairs, strict=True)]
+    return _moved(Op.PAD, x, shape, tuple(pairs))
+
+
+def shrink(x: UOp, pairs: Pairs) -> UOp:
+    return _moved(Op.SHRINK, x, [end - begin for begin, end in pairs], tuple(pairs))
+
+
+def flip(x: UOp, axes: Sequence[int]) -> UOp:
+    return _moved(Op.FLIP, x, x.type.shape, tuple(axes))
+
+
+def stack(*xs: UOp) -> UOp:
+    return UOp(Op.STACK, Type(xs[0].dtype, (len(xs), *xs[0].type.shape)), xs)
+
+
+def reduce(x: UOp, op: Op, axes: Sequence[int]) -> UOp:
+    kept = tuple(d for a, d in enumerate(x.type.shape) if a not in axes)
+    return UOp(Op.REDUCE, Type(x.dtype, kept), (x,), (op, tuple(axes)))
+
+
+def program(*outputs: UOp) -> UOp:
+    return UOp(Op.SINK, VOID, outputs)
+
+
+def matmul(a: UOp, b: UOp) -> UOp:
+    """a[M,K] @ b[K,N]: both operands viewed as [M,N,K], multiplied, and K folded."""
+    (m, k), (_, n) = a.type.shape, b.type.shape
+    left = expand(reshape(a, (m, 1, k)), (m, n, k))
+    right = expand(reshape(permute(b, (1, 0)), (1, n, k)), (m, n, k))
+    return reduce(UOp(Op.MUL, left.type, (left, right)), Op.ADD, (2,))
+
+
+def windows(x: UOp, axis: int, k: int) -> UOp:
+    """Axis `axis` of size n becomes two, (k, n-k+1), element (j, i) being the source's i+j: the
+    axis repeated k+1 times and read with a row length of n+1 (each row starts one later)."""
+    shape = x.type.shape
+    n, before, after = shape[axis], shape[:axis], shape[axis + 1 :]
+    full = tuple((0, d) for d in before), tuple((0, d) for d in after)
+    repeated = expand(reshape(x, (*before, 1, n, *after)), (*before, k + 1, n, *after))
+    line = reshape(repeated, (*before, (k + 1) * n, *after))
+    rows = reshape(
+        shrink(line, (*full[0], (0, k * (n + 1)), *full[1])), (*before, k, n + 1, *after)
+    )
+    return shrink(rows, (*full[0], (0, k), (0, n - k + 1), *full[1]))
+
+
+def conv2d(x: UOp, w: UOp, padding: int) -> UOp:
+    """x[C,H,W] convolved (cross-correlated, as in deep learning) with w[F,C,KH,KW], stride 1,
+    `padding` zeros on each side: PAD, a sliding-window view, MUL and one REDUCE over (C,KH,KW)."""
+    f, c, kh, kw = w.type.shape
+    p = padding
+    padded = pad(x, ((0, 0), (p, p), (p, p)))
+    view = windows(windows(padded, 1, kh), 3, kw)  # [C, KH, OH, KW, OW]
+    _, _, oh, _, ow = view.type.shape
+    patches = reshape(permute(view, (2, 4, 0, 1, 3)), (1, oh, ow, c, kh, kw))
+    shape = (f, oh, ow, c, kh, kw)
+    left = expand(patches, shape)
+    right = expand(reshape(w, (f, 1, 1, c, kh, kw)), shape)
+    return reduce(UOp(Op.MUL, left.type, (left, right)), Op.ADD, (3, 4, 5))
+
+
+def index_ops(sink: UOp) -> list[UOp]:
+    """The distinct ALU ops computing the positions every INDEX (of memory, or of a vector)
+    names: what rangeify's index maps produce and the simplifier cleans."""
+    found: dict[UOp, None] = {}
+    for root in (s for u in sink.toposort() if u.op is Op.INDEX for s in u.src[1:]):
+        found.update((u, None) for u in root.toposort() if u.op in ALU)
+    return list(found)
+
+
+# --- random chains ---------------------------------------------------------------------------
+
+
+def _factors(n: int) -> list[int]:
+    found, d = [], 2
+    while n > 1:
+        while n % d == 0:
+            found.append(d)
+            n //= d
+        d += 1
+    return found
+
+
+STEPS = ("reshape", "permute", "flip", "shrink", "pad", "stack", "expand", "reduce", "neg")
+"""The kinds of step a chain takes: every movement op, REDUCE, and an elementwise op."""
+
+
+def fold_sum(array: np.ndarray, axes: Sequence[int]) -> np.ndarray:
+    """The sum over `axes` as uir.md 8 fixes it: from the first element, in the row-major order
+    of the reduced axes, one rounding per step. numpy's `sum` differs even on small integers:
+    it gives +0.0 for a sum of -0.0s (and adds pairwise)."""
+    kept = [a for a in range(array.ndim) if a not in axes]
+    moved = np.transpose(array, (*kept, *axes))
+    rows = moved.reshape(*moved.shape[: len(kept)], -1)
+    total = rows[..., 0].copy()
+    for j in range(1, rows.shape[-1]):
+        total = (total + rows[..., j]).astype(array.dtype)
+    return total
+
+
+@st.composite
+def chains(draw, rank: int | None = None, steps: tuple[str, ...] = STEPS, length: int = 5):
+    """(value, its numpy array, inputs): a random chain of 1 to `length` steps of the kinds
+    `steps` from a CONST or a LOAD of rank `rank` (1 to 4 when None; STACK and EXPAND raise
+    it along the way, to 8 at most), built as UOps with its numpy value alongside."""
+    dtype = draw(st.sampled_from((np.int32, np.float32)))
+    rank = draw(st.integers(1, 4)) if rank is None else rank
+    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank)))
+    data = np.array(
+        draw(st.lists(st.integers(-9, 9), min_size=math.prod(shape), max_size=math.prod(shape))),
+        dtype=dtype,
+    )
+    inputs: dict[int, np.ndarray] = {}
+    if draw(st.booleans()):
+        inputs[0] = data
+        value = load(0, f32 if dtype is np.float32 else i32, shape)
+    else:
+        value = const(data.reshape(shape))
+    array = data.reshape(shape)
+    for _ in range(draw(st.integers(1, length))):
+        value, array = draw(_step(value, array, steps))
+        if not value.type.shape:
+            break
+    return value, array, inputs
+
+
+@st.composite
+def _step(draw, value: UOp, array: np.ndarray, steps: tuple[str, ...]):
+    shape, rank = array.shape, array.ndim
+    kinds = [k for k in steps if k != "pad" or array.size <= 256]  # keep the interpreter quick
+    if rank == 8:  # uir.md 9: rank 8 at most
+        kinds = [k for k in kinds if k != "stack"] or ["reshape"]
+    kind = draw(st.sampled_from(kinds))
+    if kind == "reshape":
+        factors = draw(st.permutations(_factors(array.size)))
+        new_rank = draw(st.integers(1, 4))
+        dims = [1] * new_rank
+        for f in factors:
+            dims[draw(st.integers(0, new_rank - 1))] *= f
+        return reshape(value, dims), array.reshape(dims)
+    if kind == "permute":
+        order = draw(st.permutations(range(rank)))
+        return permute(value, order), np.transpose(array, order)
+    if kind == "flip":
+        axes = sorted(draw(st.sets(st.integers(0, rank - 1), min_size=1)))
+        return flip(value, axes), np.flip(array, axes)
+    if kind == "shrink":
+        pairs = []
+        for dim in shape:
+            begin = draw(st.integers(0, dim - 1))
+            pairs.append((begin, draw(st.integers(begin + 1, dim))))
+        window = tuple(slice(b, e) for b, e in pairs)
+        return shrink(value, tuple(pairs)), array[window]
+    if kind == "pad":
+        pairs = tuple((draw(st.integers(0, 2)), draw(st.integers(0, 2))) for _ in shape)
+        return pad(value, pairs), np.pad(array, pairs)
+    if kind == "reduce":
+        axes = tuple(sorted(draw(st.sets(st.integers(0, rank - 1), min_size=1))))
+        return reduce(value, Op.ADD, axes), fold_sum(array, axes)
+    if kind == "neg":
+        return UOp(Op.NEG, value.type, (value,)), -array
+    if kind == "stack":
+        negated = UOp(Op.NEG, value.type, (value,))
+        return stack(value, negated, value), np.stack([array, -array, array])
+    # expand: each axis of size 1 broadcast, and maybe a new leading axis
+    dims = [draw(st.integers(1, 3)) if d == 1 else d for d in shape]
+    if rank < 4 and draw(st.booleans()):
+        dims.insert(0, draw(st.integers(1, 3)))
+    return expand(value, dims), np.broadcast_to(array, dims)
