@@ -1,5 +1,6 @@
-"""Shared fixtures: the suite programs of weeks 1-3 that run (expect-exit 0), and the programs of
-tests/programs/, each parsed and verified, its CALLs inlined."""
+"""Shared fixtures: the suite programs of weeks 1-4 that run (expect-exit 0), and the programs of
+tests/programs/, each parsed and verified, its CALLs inlined and its shaped values lowered to loops
+(as the backends take them)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import pytest
 from uir.core import parse, verify
 from uir.core.calls import inline_calls
 from uir.core.uop import UOp
+from uir.rewrite.passes import lower_shapes
 
 ROOT = Path(__file__).resolve().parents[3]
-SUITES = [ROOT / "suites" / week for week in ("week1", "week2", "week3")]
+SUITES = [ROOT / "suites" / week for week in ("week1", "week2", "week3", "week4")]
 
 
 @pytest.fixture(scope="session")
@@ -34,7 +36,7 @@ PROGRAMS = Path(__file__).parent / "programs"
 def _load(text: str, name: str = "<program>") -> UOp:
     program = parse(text, name)
     verify(program)
-    return inline_calls(program.sink)
+    return lower_shapes(inline_calls(program.sink))
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""NVRTC compiles every runnable suite program of weeks 1-3 for the H200 (sm_90) and the RTX 3080
+"""NVRTC compiles every runnable suite program of weeks 1-4 for the H200 (sm_90) and the RTX 3080
 (sm_86), here, with no GPU and no CUDA toolkit; a source that does not compile is a BackendError
 naming NVRTC's error line."""
 
