@@ -6,7 +6,6 @@ course_actions.py."""
 from __future__ import annotations
 
 import argparse
-import re
 
 from .commands import NOT_PASSED, _integer, add_limit_options, add_run_options
 
@@ -16,10 +15,13 @@ MAX_RUNS = 1000
 
 
 def _shard(text: str) -> tuple[int, int]:
-    found = re.fullmatch(r"(\d+)/(\d+)", text)
-    if not found or not 1 <= int(found[1]) <= int(found[2]):
-        raise argparse.ArgumentTypeError(f"must be K/N with 1 <= K <= N, got {text!r}")
-    return int(found[1]), int(found[2])
+    from .shards import Shard, ShardError
+
+    try:
+        shard = Shard.parse(text)
+    except ShardError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return shard.index, shard.count
 
 
 def validate_command(args: argparse.Namespace) -> int:
