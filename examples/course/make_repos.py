@@ -28,6 +28,11 @@ def make(directory: Path) -> None:
     for team in ("correct", "buggy"):
         repo = repos / team
         shutil.copytree(HERE / "submissions" / team, repo)
+        if team == "buggy":  # the correct compiler with one planted bug: MAX computes MIN
+            correct = (HERE / "submissions" / "correct" / "uirc.py").read_text(encoding="utf-8")
+            buggy = correct.replace('"MAX": max,', '"MAX": min,')
+            assert buggy != correct, "the planted bug no longer applies"
+            (repo / "uirc.py").write_text(buggy, encoding="utf-8")
         git(repo, "init", "--quiet", "--initial-branch=main")
         git(repo, "add", ".")
         git(repo, "commit", "--quiet", "-m", f"{team}: week 1 submission")

@@ -1,7 +1,45 @@
-"""A team's compiler, for the example course: the reference itself (`uir run FILE`)."""
+"""Team "correct"'s compiler for the example course: the week-1 programs of its tests (i32 scalars:
+CONST, ADD, SUB, MUL, MAX, MIN and the SINK), interpreted. Run as `python3 uirc.py run FILE`.
+
+A student's compiler is their own code: this one needs nothing but Python, so it runs in the
+grader's sandbox wherever the grader is installed. make_repos.py plants team "buggy"'s bug in a
+copy of it (MAX computes MIN)."""
 
 import sys
 
-from uir.cli.main import main
+OPS = {
+    "ADD": lambda a, b: a + b,
+    "SUB": lambda a, b: a - b,
+    "MUL": lambda a, b: a * b,
+    "MAX": max,
+    "MIN": min,
+}
 
-sys.exit(main(sys.argv[1:]))
+
+def wrap(x: int) -> int:
+    """An i32 result wraps modulo 2^32."""
+    return (x + 2**31) % 2**32 - 2**31
+
+
+def run(path: str) -> int:
+    values: dict[str, int] = {}
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            words = line.split("#", 1)[0].split()
+            if not words:
+                continue
+            name, _, op, _type, *rest = words
+            if op == "CONST":
+                values[name] = int(rest[0], 0)
+            elif op in OPS:
+                values[name] = wrap(OPS[op](*(values[r] for r in rest)))
+            elif op == "SINK":
+                print("\n".join(str(values[r]) for r in rest))
+            else:
+                print(f"{path}:{number}: error: this compiler has no {op}", file=sys.stderr)
+                return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run(sys.argv[2]))
