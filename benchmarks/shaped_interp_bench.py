@@ -22,6 +22,7 @@ from uir.core.ops import Op
 from uir.core.parse import parse
 from uir.core.semantics import reduce
 from uir.core.verify import verify
+from uir.testing.shaped import A_TIMES_B_PLUS_C, SUM
 
 
 def seconds(fn) -> float:
@@ -30,28 +31,19 @@ def seconds(fn) -> float:
     return time.perf_counter() - start
 
 
-def multiply_add(n: int) -> None:
-    text = f"""\
-%a = BUFFER f32[{n}] 0
-%b = BUFFER f32[{n}] 1
-%c = BUFFER f32[{n}] 2
-%o = BUFFER f32[{n}] 3
-%x = LOAD f32[{n}] %a
-%y = LOAD f32[{n}] %b
-%z = LOAD f32[{n}] %c
-%m = MUL f32[{n}] %x %y
-%r = ADD f32[{n}] %m %z
-%s = STORE void %o %r
-%o1 = AFTER f32[{n}] %o %s
-%t = REDUCE f32 %x (ADD, (0))
-%out = SINK void %o1 %t
-"""
-    program = parse(text)
+def _program(template: str, n: int):
+    program = parse(template.format(n=n))
     verify(program)
+    return program.sink
+
+
+def multiply_add(n: int) -> None:
+    fma, total = _program(A_TIMES_B_PLUS_C, n), _program(SUM, n)
     rng = np.random.default_rng(0)
     inputs = {slot: rng.standard_normal(n).astype(np.float32) for slot in range(3)}
     outputs: list = []
-    interp = seconds(lambda: outputs.extend(evaluate(program.sink, inputs)))
+    interp = seconds(lambda: outputs.extend(evaluate(fma, inputs)))
+    interp += seconds(lambda: outputs.extend(evaluate(total, inputs)))
     a, b, c = inputs[0], inputs[1], inputs[2]
     fused = seconds(lambda: a * b + c)
     pairwise = seconds(lambda: np.sum(a))
