@@ -33,11 +33,9 @@ from .isolation import (
     NO_ISOLATION,
     Isolation,
     Mode,
-    compiler_environment,
     isolate,
 )
 from .limits import Limits
-from .sandbox import ExecLauncher
 from .testfile import collect_tests
 
 # `uir test` and `uir mutants` exit 0 when everything passed, and this when the run completed
@@ -167,8 +165,7 @@ def test(args: argparse.Namespace) -> int:
             compiler = forked_reference(stack, compiler.run_args)
         elif args.compiler is not None:
             isolation = isolation_for(args, compiler, tests)
-            env = compiler_environment(os.environ, args.env) if isolation.bwrap else None
-            compiler = dataclasses.replace(compiler, env=env, launcher=ExecLauncher(isolation))
+            compiler = compiler.confined(isolation, args.env)
         progress = report.Progress(sys.stderr, len(tests))
         began = time.monotonic()
         stop, received = stack.enter_context(stop_on_signals())

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import os
 import signal
 import sys
@@ -27,12 +26,11 @@ from .actions import (
     warn_if_weaker,
 )
 from .harness import Compiler, reference_compiler, reference_run_args
-from .isolation import Mode, compiler_environment, isolate
+from .isolation import Mode, isolate
 from .limits import Limits
 from .mutants import repository_root
 from .roster import Team, load_roster
-from .sandbox import ExecLauncher
-from .submissions import Submission, build_isolation, prepare
+from .submissions import Submission, prepare_isolated
 from .testfile import TestFile, TestFileError, read_test
 
 # The reference's calibration row in `uir perf`: not a team name (roster names have no spaces).
@@ -112,18 +110,14 @@ class _Teams:
     def _prepare(self, name: str) -> Submission | Compiler:
         if name == REFERENCE:
             return reference_compiler(self.args.backend, self.args.plugin_modules)
-        isolated = not self.args.no_isolation
-        # Other teams' checkouts are hidden from each build and run, the team's own shown.
-        others = [os.path.join(self.work, t) for t in self.teams if t != name]
-        sandbox = build_isolation(self.work, [*self.grader, *others], isolated)
-        submission = prepare(self.teams[name], self.work, sandbox)
-        if submission.compiler is None or not isolated:
-            return submission
-        compiler = submission.compiler
-        isolation = isolate([*self.grader, *others, os.curdir], compiler.argv)
-        env = compiler_environment(os.environ, self.args.env) if isolation.bwrap else None
-        runnable = dataclasses.replace(compiler, env=env, launcher=ExecLauncher(isolation))
-        return dataclasses.replace(submission, compiler=runnable)
+        return prepare_isolated(
+            self.teams[name],
+            list(self.teams.values()),
+            self.work,
+            self.grader,
+            not self.args.no_isolation,
+            self.args.env,
+        )
 
 
 def _measurement_file(out: Path, shard: tuple[int, int]) -> Path:

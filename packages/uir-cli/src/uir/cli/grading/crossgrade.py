@@ -81,6 +81,7 @@ class Entrant:
             submission.compiler,
             submission.commit,
             submission.problem,
+            submission.isolation,
         )
 
     def describe(self) -> dict[str, Any]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import os
 import shlex
 import signal
@@ -23,11 +22,10 @@ from .actions import NOT_PASSED, WEAKER, _collect, limits_from, stop_on_signals
 from .crossgrade import REFERENCE, Entrant, Tests
 from .forkserver import ForkServer
 from .harness import Compiler, reference_compiler, reference_run_args
-from .isolation import NO_ISOLATION, Mode, compiler_environment, isolate
+from .isolation import Mode
 from .limits import Limits
 from .roster import Team, load_roster
-from .sandbox import ExecLauncher
-from .submissions import build_isolation, prepare
+from .submissions import prepare_isolated
 
 CHECKOUTS = "checkouts"  # under --out: the teams' repositories, cloned and built
 
@@ -59,20 +57,6 @@ def _shard(text: str | None) -> shards.Shard | None:
         raise UsageError(f"--shard: {e}") from None
 
 
-def _isolated(
-    entrant: Entrant, args: argparse.Namespace, tests: Tests, others: Sequence[str]
-) -> Entrant:
-    """A team's compiler in the sandbox: the tests, the results, and the other teams'
-    checkouts hidden from it."""
-    assert entrant.compiler is not None
-    kept = [os.path.join(args.out, n) for n in os.listdir(args.out) if n != CHECKOUTS]
-    grader = [*args.tests, *(os.path.dirname(t) or "." for t in tests.valid), *kept, *others, "."]
-    isolation = NO_ISOLATION if args.no_isolation else isolate(grader, entrant.compiler.argv)
-    env = compiler_environment(os.environ, args.env) if isolation.bwrap else None
-    compiler = dataclasses.replace(entrant.compiler, env=env, launcher=ExecLauncher(isolation))
-    return dataclasses.replace(entrant, compiler=compiler, isolation=isolation.mode)
-
-
 def _entrants(
     args: argparse.Namespace,
     teams: Sequence[Team],
@@ -89,24 +73,20 @@ def _entrants(
     source = shlex.join(["uir", *reference.run_args])
     entrants = [Entrant(REFERENCE, source, reference, isolation=report.TRUSTED)]
     workdir = os.path.join(args.out, CHECKOUTS)
-    isolated = not args.no_isolation
+    # What no team's build or run may see: the tests and this run's files (its log, reports).
+    kept = [os.path.join(args.out, n) for n in os.listdir(args.out) if n != CHECKOUTS]
+    hidden = [*args.tests, *(os.path.dirname(t) or "." for t in tests.valid), *kept]
     for team in teams:
         entrant = Entrant(team.name, team.source, None)
         if not stop.is_set():
-            others = [os.path.join(workdir, t.name) for t in teams if t is not team]
-            kept = [os.path.join(args.out, n) for n in os.listdir(args.out) if n != CHECKOUTS]
-            sandbox = build_isolation(workdir, [*args.tests, *kept, *others], isolated)
-            prepared = Entrant.of(prepare(team, workdir, sandbox))
+            prepared = Entrant.of(
+                prepare_isolated(team, teams, workdir, hidden, not args.no_isolation, args.env)
+            )
             # A Ctrl-C reaches a running git or build too: its failure is no verdict.
             entrant = entrant if stop.is_set() else prepared
         if entrant.problem is not None:
             print(f"uir grade: {team.name}: {entrant.problem}", file=sys.stderr)
         entrants.append(entrant)
-    directories = {t.name: os.path.join(workdir, t.name) for t in teams if t.repo is not None}
-    for i, entrant in enumerate(entrants):
-        if entrant.compiler is not None and entrant.name != REFERENCE:
-            others = [d for name, d in directories.items() if name != entrant.name]
-            entrants[i] = _isolated(entrant, args, tests, others)
     for mode in sorted({e.isolation for e in entrants} - {Mode.FULL, report.TRUSTED, None}):
         print(f"uir grade: WARNING: {WEAKER[mode]}", file=sys.stderr)
     return entrants

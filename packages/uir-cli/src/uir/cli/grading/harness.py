@@ -22,6 +22,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .isolation import Isolation, compiler_environment
 from .judge import Verdict, judge
 from .limits import Limits
 from .render_check import judge_render
@@ -45,6 +46,12 @@ class Compiler:
     def command(self) -> str:
         """The command line as a shell would take it, FILE left out."""
         return shlex.join([*self.argv, *self.run_args])
+
+    def confined(self, isolation: Isolation, passed_env: Sequence[str] = ()) -> Compiler:
+        """This compiler run in `isolation`; in a bwrap sandbox with the plain environment of an
+        isolated compiler and `passed_env` (`--env NAME[=VALUE]`), spec/grading.md section 3.1."""
+        env = compiler_environment(os.environ, passed_env) if isolation.bwrap else None
+        return dataclasses.replace(self, env=env, launcher=ExecLauncher(isolation))
 
 
 def reference_run_args(

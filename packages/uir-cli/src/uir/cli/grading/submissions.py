@@ -11,7 +11,7 @@ import signal
 import subprocess
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .harness import Compiler, student_compiler
 from .isolation import NO_ISOLATION, Isolation, compiler_environment, isolate
@@ -41,6 +41,7 @@ class Submission:
     compiler: Compiler | None
     commit: str | None  # the commit graded, for a team from git
     problem: str | None = None
+    isolation: str | None = None  # the isolation.Mode its compiler runs in, once isolated
 
     @property
     def name(self) -> str:
@@ -193,3 +194,31 @@ def prepare(
         return Submission(team, student_compiler(command, directory), commit)
     except (SubmissionError, ValueError) as e:
         return Submission(team, None, commit, str(e))
+
+
+def prepare_isolated(
+    team: Team,
+    teams: Sequence[Team],
+    workdir: str,
+    hidden: Sequence[str],
+    isolated: bool = True,
+    passed_env: Sequence[str] = (),
+) -> Submission:
+    """`team` of the roster `teams` prepared (`prepare`, under BUILD_LIMITS) and its compiler put
+    in the sandbox every run of it gets: the grader's `hidden` paths (tests or benchmarks,
+    reports) and the other teams' checkouts under `workdir` out of sight of the build and of
+    every run, the environment of an isolated compiler plus `passed_env`. Unisolated (and
+    said so in `isolation`) when `isolated` is false. The one way `uir grade` and `uir perf`
+    ready a team (spec/grading.md section 14)."""
+    workdir = os.path.abspath(workdir)
+    others = [os.path.join(workdir, t.name) for t in teams if t.name != team.name]
+    grader = [*hidden, *others]
+    submission = prepare(team, workdir, build_isolation(workdir, grader, isolated))
+    if submission.compiler is None:
+        return submission
+    compiler = submission.compiler
+    # The working directory is last: hidden unless the compiler lives under it (isolation.py).
+    isolation = isolate([*grader, os.curdir], compiler.argv) if isolated else NO_ISOLATION
+    return replace(
+        submission, compiler=compiler.confined(isolation, passed_env), isolation=isolation.mode
+    )
