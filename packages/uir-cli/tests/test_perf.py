@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from uir.cli.grading.perf import Measurement, line_score, score, shard
+from uir.cli.grading.perf import Measurement, line_score, score
 from uir.cli.main import main
 
 Git = Callable[..., str]
@@ -81,14 +81,6 @@ def test_no_correct_team_puts_the_line_through_whoever_passed() -> None:
         ("a", 0.0, None),
         ("ref", 100.0, 1.0),
     ]
-
-
-def test_shards_partition_the_pairs() -> None:
-    pairs = [(t, b) for t in "abc" for b in "xy"]
-    parts = [shard(pairs, k, 4) for k in range(1, 5)]
-    assert parts[0] == [("a", "x"), ("c", "x")]  # pairs 0 and 4 of ax ay bx by cx cy
-    assert sorted(p for part in parts for p in part) == sorted(pairs)
-    assert shard(pairs, 1, 1) == pairs
 
 
 # ---- real runs ----------------------------------------------------------------------------------
@@ -229,4 +221,54 @@ def test_perf_merge_refuses_files_of_other_gradings(
 ) -> None:
     (tmp_path / "junk.json").write_text('{"kind": "uir-test"}')
     assert main(["perf-merge", str(tmp_path / "junk.json"), "--out", str(tmp_path)]) == 1
-    assert "not a file of `uir perf` measurements" in capsys.readouterr().err
+    assert "not a partial result of kind uir-perf-measurements" in capsys.readouterr().err
+
+
+@pytest.fixture
+def shard_files(tmp_path: Path) -> Callable[..., str]:
+    """Measures shard K/N of a one-team roster on two benchmarks (forty_two, swapped) and gives
+    its measurement file; `extra` options change the grading (and so its fingerprint)."""
+    (tmp_path / "a.sh").write_text("echo 42\n")
+    (tmp_path / "roster.toml").write_text('[[team]]\nname = "a"\ncommand = "sh a.sh"\n')
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "forty_two.uir").write_text(BENCHMARK)
+    (tmp_path / "bench" / "swapped.uir").write_text(BENCHMARK.replace("%x %y", "%y %x"))
+
+    def measured(shard: str, *extra: str) -> str:
+        k, n = shard.split("/")
+        out = tmp_path / f"shard-{k}-{n}-{len(extra)}"
+        argv = ["perf", str(tmp_path / "roster.toml"), "--bench", str(tmp_path / "bench")]
+        argv += ["--out", str(out), "--shard", shard, "--no-reference", "-n", "1", *extra]
+        assert main(argv) == 0
+        name = "perf-measurements.json" if n == "1" else f"perf-shard-{k}-of-{n}.json"
+        return str(out / name)
+
+    return measured
+
+
+def test_perf_merge_refuses_shards_that_are_not_one_grading(
+    tmp_path: Path, shard_files: Callable[..., str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = shard_files("1/2"), shard_files("2/2")
+    again = str(tmp_path / "again.json")
+    Path(again).write_bytes(Path(first).read_bytes())
+    unfinished = str(tmp_path / "unfinished.json")
+    document = json.loads(Path(second).read_text())
+    Path(unfinished).write_text(json.dumps({**document, "complete": False}))
+    refused = {
+        "missing shards (of 2): 2": [first],
+        f"shard 1/2 is given twice: {first} and {again}": [first, again, second],
+        "split the work differently: N = [1, 2]": [first, second, shard_files("1/1")],
+        "come from different runs": [first, shard_files("2/2", "--timeout", "5")],
+        "shard 2/2 did not finish": [first, unfinished],
+    }
+    capsys.readouterr()
+    for message, files in refused.items():
+        assert main(["perf-merge", *files, "--out", str(tmp_path / "merged")]) == 1
+        err = capsys.readouterr().err
+        assert message in err and "error:" in err and "Traceback" not in err
+    assert not (tmp_path / "merged" / "perf.json").exists()
+    # The two shards of one grading do merge: the one team passed both benchmarks.
+    assert main(["perf-merge", first, second, "--out", str(tmp_path / "merged")]) == 0
+    report = json.loads((tmp_path / "merged" / "perf.json").read_text())
+    assert [(t["name"], t["passed"], t["score"]) for t in report["teams"]] == [("a", 2, 100.0)]

@@ -70,7 +70,7 @@ def test_complete_shards_merge_in_shard_order(tmp_path: Path) -> None:
     [
         ([("1/3", "f"), ("3/3", "f")], "missing shards (of 3): 2"),
         ([("1/2", "f"), ("1/2", "f"), ("2/2", "f")], "shard 1/2 is given twice"),
-        ([("1/2", "f"), ("2/2", "g")], "different rosters or tests"),
+        ([("1/2", "f"), ("2/2", "g")], "come from different runs"),
         ([("1/2", "f"), ("2/3", "f")], "split the work differently"),
     ],
 )

@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from uir.core.errors import UsageError
@@ -30,6 +31,7 @@ from .isolation import Mode, isolate
 from .limits import Limits
 from .mutants import repository_root
 from .roster import Team, load_roster
+from .shards import Shard, file_digest, fingerprint, select, write_partial
 from .submissions import Submission, prepare_isolated
 from .testfile import TestFile, TestFileError, read_test
 
@@ -120,9 +122,30 @@ class _Teams:
         )
 
 
-def _measurement_file(out: Path, shard: tuple[int, int]) -> Path:
-    index, count = shard
-    return out / ("perf-measurements.json" if count == 1 else f"perf-shard-{index}-of-{count}.json")
+def _measurement_file(out: Path, shard: Shard) -> Path:
+    if shard.count == 1:
+        return out / "perf-measurements.json"
+    return out / f"perf-shard-{shard.index}-of-{shard.count}.json"
+
+
+def perf_fingerprint(
+    teams: Sequence[Team],
+    benchmarks: Sequence[TestFile],
+    runs: int,
+    limits: Limits,
+    reference: tuple[str, ...] | None,
+) -> str:
+    """What decides the measurements: the roster, the benchmarks (names and contents), the
+    runs, the limits, and how the reference runs (None: no calibration row)."""
+    return fingerprint(
+        {
+            "teams": [[t.name, t.source] for t in teams],
+            "benchmarks": [[b.name, file_digest(b.path)] for b in benchmarks],
+            "runs": runs,
+            "limits": limits.as_dict(),
+            "reference": None if reference is None else list(reference),
+        }
+    )
 
 
 def _measure(
@@ -162,12 +185,15 @@ def perf(args: argparse.Namespace) -> int:
     rows = [*curve, *([] if args.no_reference else [REFERENCE])]
     by_name = {b.name: b for b in benchmarks}
     names = list(by_name)
-    pairs = perf_scoring.shard([(r, b) for r in rows for b in names], *args.shard)
+    pairs = select([(r, b) for r in rows for b in names], args.shard)
     limits = limits_from(args)
     warn_if_weaker(Mode.NONE if args.no_isolation else isolate([os.curdir], []).mode, "perf")
-    record = _measurement_file(out, args.shard)
+    record = str(_measurement_file(out, args.shard))
     reports = [str(out / name) for name in perf_report.REPORT_FILES]
-    prepared = _Teams(args, teams, [*reports, str(record)])
+    prepared = _Teams(args, teams, [*reports, record])
+    reference = None if args.no_reference else reference_run_args(args.backend, args.plugin_modules)
+    print_ = perf_fingerprint(teams, benchmarks, args.runs, limits, reference)
+    meta = perf_report.measurements_meta(curve, names, args.runs, limits)
     measurements: list[perf_scoring.Measurement] = []
     with contextlib.ExitStack() as stack:
         stop, received = stack.enter_context(stop_on_signals())
@@ -182,14 +208,15 @@ def perf(args: argparse.Namespace) -> int:
             shown = f"median {median:.3f} s" if median is not None else found.detail
             print(f"{team} {bench}: {found.verdict} ({shown})", file=sys.stderr, flush=True)
             # After each pair, so that a run cut short keeps every measurement taken.
-            document = perf_report.measurements_json(
-                measurements, curve, names, args.runs, limits, args.shard
+            results = [m.as_dict() for m in measurements]
+            complete = len(measurements) == len(pairs)
+            write_partial(
+                record, perf_report.MEASUREMENTS_KIND, print_, args.shard, results, complete, meta
             )
-            _write(str(record), document)
     if received:
         print(f"interrupted: {len(pairs) - len(measurements)} pairs not measured", file=sys.stderr)
         return 128 + received[0]
-    if args.shard[1] == 1:
+    if args.shard.count == 1:
         scored = perf_scoring.score(measurements, names, curve)
         write_output(perf_report.write_reports(out, scored, measurements, names, args.runs))
     return 0

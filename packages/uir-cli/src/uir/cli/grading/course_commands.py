@@ -8,20 +8,18 @@ from __future__ import annotations
 import argparse
 
 from .commands import NOT_PASSED, _integer, add_limit_options, add_run_options
+from .shards import Shard, ShardError
 
 # The weeks of the course whose tests `validate-tests` takes (the syllabus has ten).
 WEEKS = 10
 MAX_RUNS = 1000
 
 
-def _shard(text: str) -> tuple[int, int]:
-    from .shards import Shard, ShardError
-
+def _shard(text: str) -> Shard:
     try:
-        shard = Shard.parse(text)
+        return Shard.parse(text)
     except ShardError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
-    return shard.index, shard.count
 
 
 def validate_command(args: argparse.Namespace) -> int:
@@ -103,7 +101,7 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
     perf.add_argument(
         "--shard",
         type=_shard,
-        default=(1, 1),
+        default=Shard(1, 1),
         metavar="K/N",
         help="measure only the K-th of N shares of the (team, benchmark) pairs",
     )

@@ -10,7 +10,6 @@ missing; the reports (matrix.py) are built from the log. A run may take one shar
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import threading
@@ -50,10 +49,7 @@ class Tests:
 def read_tests(paths: Sequence[str]) -> Tests:
     valid, invalid, digests = [], [], {}
     for path in paths:
-        try:
-            digests[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-        except OSError:
-            digests[path] = ""  # unreadable: read_or_bad makes it a bad test
+        digests[path] = shards.file_digest(path)  # "" when unreadable: read_or_bad says why
         test = read_or_bad(path)
         if isinstance(test, TestResult):
             invalid.append(test)

@@ -18,7 +18,6 @@ from dataclasses import asdict, dataclass
 
 from .harness import Compiler, run_parsed_test
 from .limits import Limits
-from .shards import Shard, select
 from .testfile import TestFile
 
 # The verdict of every benchmark of a submission that could not be prepared (clone, build).
@@ -142,9 +141,3 @@ def score(
             )
         )
     return rows
-
-
-def shard(items: Sequence[tuple[str, str]], index: int, count: int) -> list[tuple[str, str]]:
-    """Shard `index` (1 to `count`) of the (team, benchmark) pairs: every `count`-th, so that
-    each shard gets some of every team, as `uir grade` slices its pairs (shards.select)."""
-    return select(items, Shard(index, count))

@@ -1,11 +1,11 @@
 """What `uir perf` writes (spec/grading.md section 15): the measurements as they are taken (a
-shard's whole output, merged later), and the scored report as JSON, CSV and text."""
+shard's partial result, shards.py, merged later), and the scored report as JSON, CSV and
+text."""
 
 from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,6 +14,7 @@ from uir.core.errors import UsageError
 from .limits import Limits
 from .perf import Measurement, Row
 from .report import shown, write_json
+from .shards import read_partials
 
 MEASUREMENTS_KIND = "uir-perf-measurements"
 REPORT_FILES = ("perf.json", "perf.csv", "perf.txt")
@@ -25,45 +26,30 @@ RULE = (
 )
 
 
-def measurements_json(
-    measurements: Sequence[Measurement],
-    teams: Sequence[str],
-    benchmarks: Sequence[str],
-    runs: int,
-    limits: Limits,
-    shard: tuple[int, int],
+def measurements_meta(
+    teams: Sequence[str], benchmarks: Sequence[str], runs: int, limits: Limits
 ) -> dict[str, object]:
+    """What a measurement file says of its grading besides the measurements: the teams of the
+    curve, the benchmarks, the runs and the limits."""
     return {
-        "schema_version": 1,
-        "kind": MEASUREMENTS_KIND,
-        "shard": list(shard),
         "teams": list(teams),
         "benchmarks": list(benchmarks),
         "runs": runs,
         "limits": limits.as_dict(),
-        "measurements": [m.as_dict() for m in measurements],
     }
 
 
 def load_measurements(paths: Sequence[str]) -> tuple[list[str], list[str], int, list[Measurement]]:
-    """The teams, benchmarks, runs and measurements of shards' files, which must come from one
-    grading (the same teams, benchmarks and runs)."""
-    found: list[Measurement] = []
-    plan = None
-    for path in paths:
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-            if data.get("kind") != MEASUREMENTS_KIND:
-                raise UsageError(f"{path}: not a file of `uir perf` measurements")
-            this = (data["teams"], data["benchmarks"], data["runs"])
-            found += [Measurement.from_dict(m) for m in data["measurements"]]
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise UsageError(f"cannot read {path}: {exc}") from None
-        if plan is not None and this != plan:
-            raise UsageError(f"{path}: measured another grading (teams, benchmarks or runs)")
-        plan = this
-    assert plan is not None
-    return *plan, found
+    """The teams, benchmarks, runs and measurements of the shards' measurement files, which
+    must be the finished shards 1..N of one grading (shards.read_partials refuses the rest)."""
+    partials = read_partials(paths, MEASUREMENTS_KIND)
+    try:
+        meta = partials[0].meta  # one fingerprint: the same in every shard
+        teams, benchmarks, runs = list(meta["teams"]), list(meta["benchmarks"]), int(meta["runs"])
+        found = [Measurement.from_dict(m) for p in partials for m in p.results]
+    except (KeyError, TypeError, ValueError) as e:
+        raise UsageError(f"malformed measurements ({type(e).__name__}: {e})") from None
+    return teams, benchmarks, runs, found
 
 
 def _round(value: float | None, digits: int = 6) -> float | None:

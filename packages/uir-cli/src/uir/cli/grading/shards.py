@@ -7,12 +7,13 @@ Any command whose work is a list of independent items (the (compiler, test) pair
   of the list. The slices are disjoint, cover the list, and differ in length by one at most;
   interleaving spreads each compiler's (or each test's) runs over all shards, so no shard gets
   all the slow ones.
-- `fingerprint(value)`: a hash of everything that decides the work (the roster, the tests and
-  their contents, the limits), recorded in every partial, so that results of different inputs
-  are never merged.
+- `fingerprint(value)`: a hash of everything that decides the work (the roster, the tests or
+  benchmarks and their contents (`file_digest`), the limits), recorded in every partial, so
+  that results of different inputs are never merged.
 - `write_partial(...)` writes one shard's results as JSON; `read_partials(...)` reads a set of
   them back and checks they share a kind and fingerprint, that every slice of 1..N is there
-  exactly once, and that each is complete.
+  exactly once, and that each is complete. Its ShardError is a usage error (exit 1), so every
+  merge command refuses the same inputs with the same messages.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from uir.core.errors import UsageError
+
 from .report import write_json
 
 T = TypeVar("T")
@@ -33,7 +36,7 @@ PARTIAL_FILE = "partial.json"
 MAX_SHARDS = 100_000
 
 
-class ShardError(Exception):
+class ShardError(UsageError):
     """Partial results that cannot be merged, or a malformed K/N."""
 
 
@@ -69,6 +72,15 @@ def fingerprint(value: object) -> str:
     """A hash of a JSON-able value, the same on every machine and Python."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def file_digest(path: str) -> str:
+    """The SHA-256 of a file's bytes, for a fingerprint; "" for a file that cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return ""
 
 
 def write_partial(
@@ -134,7 +146,10 @@ def read_partials(paths: Sequence[str], kind: str) -> list[Partial]:
     prints = {print_ for print_, _ in read}
     if len(prints) > 1:
         names = ", ".join(f"{p.path} ({f[:12]})" for f, p in read)
-        raise ShardError(f"the partial results come from different rosters or tests: {names}")
+        raise ShardError(
+            "the partial results come from different runs (another roster, other tests or "
+            f"benchmarks or their contents, other limits or options): {names}"
+        )
     partials = sorted((p for _, p in read), key=lambda p: p.shard.index)
     counts = {p.shard.count for p in partials}
     if len(counts) > 1:
