@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from uir.cli.grading.crossgrade import LOG_FILE, Log
 from uir.testing import browser
 
 COURSE = Path(__file__).resolve().parents[3] / "examples" / "course"
@@ -89,6 +90,33 @@ def test_a_rerun_resumes_from_the_log(course: Path) -> None:
     assert "resuming: 15 results kept" in done.stderr
     assert log.read_text() == before  # nothing ran again
     assert _grades(course / "out")["compilers"][2]["percent"] == 60.0
+
+
+def test_a_torn_last_line_is_dropped_and_its_pair_run_again(course: Path) -> None:
+    shutil.copytree(course / "out", course / "torn")
+    log = course / "torn" / "results.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    last = json.loads(lines[-1])
+    log.write_bytes(b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])  # killed mid-write
+    done = _uir(course, "grade", "roster.toml", "--tests", *TEAM_TESTS, "--out", "torn")
+    assert "resuming: 14 results kept" in done.stderr
+    entries = [json.loads(line) for line in log.read_text().splitlines()[1:]]
+    assert entries[:-1] == [json.loads(line) for line in lines[1:-1]]  # kept as they were
+    assert (entries[-1]["compiler"], entries[-1]["test"]) == (last["compiler"], last["test"])
+    assert _grades(course / "torn")["compilers"] == _grades(course / "out")["compilers"]
+
+
+def test_the_log_cuts_a_torn_line_longer_than_its_read_back_chunk(tmp_path: Path) -> None:
+    header = {"fingerprint": "f", "shard": None}
+    result = {"compiler": "reference", "test": "t.uir", "verdict": "pass"}
+    whole = (json.dumps(header) + "\n" + json.dumps(result) + "\n").encode()
+    (tmp_path / LOG_FILE).write_bytes(whole + b'{"compiler": "' + b"x" * 200_000)
+    log = Log(str(tmp_path), "f", None)
+    try:
+        assert (tmp_path / LOG_FILE).read_bytes() == whole
+        assert list(log.entries()) == [result]
+    finally:
+        log.close()
 
 
 class _Tables(HTMLParser):

@@ -1,13 +1,15 @@
 """The grades document of `uir grade`, worked out by hand for a small matrix: percentages, the
 bonus rule (own compiler and unprepared submissions never count, the reference does), the
-reference's failures, and the CSV."""
+reference's failures, and the CSV; and the Tally the document is built from, one result at a
+time."""
 
 from __future__ import annotations
 
 import csv
 import io
 
-from uir.cli.grading.matrix import grades, matrix_csv
+from uir.cli.grading.matrix import Tally, grades, matrix_csv
+from uir.cli.grading.shards import Shard
 
 T1, T2, T3 = "tests/a/t1.uir", "tests/a/t2.uir", "tests/staff/t3.uir"
 VALID = [T1, T2, T3]
@@ -26,13 +28,55 @@ VERDICTS = {
 
 
 def _document() -> dict:
-    results = {
-        (name, test): {"compiler": name, "test": test, "verdict": v, "detail": f"{name} {test}"}
-        for name, tests in VERDICTS.items()
-        for test, v in tests.items()
-    }
+    tally = Tally([c["name"] for c in COMPILERS], VALID)
+    for name, tests in VERDICTS.items():
+        for test, v in tests.items():
+            tally.add({"compiler": name, "test": test, "verdict": v, "detail": f"{name} {test}"})
     invalid = [{"path": "tests/staff/bad.uir", "detail": "line 1: malformed"}]
-    return grades(COMPILERS, VALID, invalid, results, {"roster": "r.toml"})
+    return grades(COMPILERS, invalid, tally, {"roster": "r.toml"})
+
+
+def _entry(name: str, test: str, verdict: str, detail: str = "") -> dict[str, str]:
+    return {"compiler": name, "test": test, "verdict": verdict, "detail": detail}
+
+
+def test_a_later_result_of_a_pair_replaces_an_earlier_one() -> None:
+    tally = Tally(["x"], VALID)
+    assert tally.add(_entry("x", T1, "fail", "first"))
+    assert tally.failures("x") == [{"test": T1, "verdict": "fail", "detail": "first"}]
+    assert tally.add(_entry("x", T1, "pass"))  # a rerun passed: no failure left
+    assert tally.add(_entry("x", T3, "timeout", "slow"))
+    assert (tally.marks("x"), tally.failures("x")) == (
+        ".-T",
+        [{"test": T3, "verdict": "timeout", "detail": "slow"}],
+    )
+    assert tally.missing("x") == [T2] and tally.counts() == (2, 3)
+
+
+def test_results_of_no_pair_of_the_run_are_ignored() -> None:
+    tally = Tally(["x"], VALID)
+    for entry in (
+        _entry("y", T1, "pass"),  # not a compiler of the run
+        _entry("x", "tests/gone.uir", "pass"),  # not one of its tests
+        _entry("x", T1, "no-such-verdict"),
+        {"compiler": "x", "test": T1},  # damaged
+        {"compiler": ["x"], "test": T1, "verdict": "pass"},
+    ):
+        assert not tally.add(entry)
+    assert (tally.marks("x"), tally.counts()) == ("---", (0, 3))
+
+
+def test_a_shard_takes_only_its_pairs() -> None:
+    # Work list of 2 compilers x 3 tests: (x,t1) (x,t2) (x,t3) (y,t1) (y,t2) (y,t3), positions
+    # 0-5; shard 2/4 holds positions 1 and 5: (x,t2) and (y,t3).
+    tally = Tally(["x", "y"], VALID, Shard(2, 4))
+    assert (tally.missing("x"), tally.missing("y"), tally.counts()) == ([T2], [T3], (0, 2))
+    assert not tally.add(_entry("x", T1, "pass"))
+    assert tally.add(_entry("y", T3, "fail", "no"))
+    assert tally.add(_entry("x", T2, "pass"))
+    assert tally.counts() == (2, 2) and tally.missing("x") == tally.missing("y") == []
+    assert list(tally.results()) == [_entry("x", T2, "pass"), _entry("y", T3, "fail", "no")]
+    assert Tally(["x", "y"], VALID, Shard(4, 4)).counts() == (0, 1)  # position 3 alone
 
 
 def test_percentages_count_passes_over_all_valid_tests() -> None:

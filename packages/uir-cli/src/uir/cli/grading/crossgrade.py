@@ -3,8 +3,10 @@
 The work is the list of (compiler, test) pairs, compilers in roster order after the reference,
 tests in path order. Each result is appended to a JSON-lines log as it completes, so an
 interrupted run keeps what it computed and a rerun into the same directory runs only what is
-missing; the reports (matrix.py) are built from the log. A run may take one shard of the pairs
-(shards.py) and write a partial result instead, merged later with the others.
+missing. The log is never held in memory: a rerun reads it line by line into a matrix.Tally,
+which every new result also goes to, and the reports (matrix.py) are built from the tally. A run
+may take one shard of the pairs (shards.py) and write a partial result instead, merged later
+with the others.
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ import contextlib
 import json
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from uir.core.errors import UsageError
 
@@ -26,6 +28,9 @@ from .judge import Verdict
 from .limits import Limits
 from .roster import Team
 from .submissions import Submission
+
+if TYPE_CHECKING:  # matrix.py imports this module
+    from .matrix import Tally
 
 REFERENCE = "reference"  # the reference compiler's name in every report; no team may take it
 LOG_FILE = "results.jsonl"
@@ -103,11 +108,6 @@ def run_fingerprint(teams: Sequence[Team], tests: Tests, limits: Limits, referen
     )
 
 
-def work_items(names: Sequence[str], tests: Tests) -> list[tuple[str, str]]:
-    """Every (compiler, test) pair, in the order shards are cut from."""
-    return [(name, path) for name in names for path in tests.valid]
-
-
 # ---- the log ---------------------------------------------------------------------------------
 
 
@@ -124,46 +124,53 @@ def result_line(name: str, commit: str | None, result: TestResult) -> dict[str, 
 
 class Log:
     """OUT/results.jsonl: a header naming the run's fingerprint and shard, then one line per
-    result, appended and flushed as each completes."""
+    result, appended and flushed as each completes. Opening it checks the header (a log of
+    another run is refused) and cuts a torn last line (a run killed mid-write), so appends
+    start on a line of their own."""
 
     def __init__(self, directory: str, print_: str, shard: shards.Shard | None) -> None:
         self.path = os.path.join(directory, LOG_FILE)
         self.header = {"fingerprint": print_, "shard": None if shard is None else str(shard)}
         self.lock = threading.Lock()
-        self.entries = self._read()
+        self._check()
         self.stream = open(self.path, "a", encoding="utf-8")  # noqa: SIM115  (closed by close)
-        if not self.entries and os.path.getsize(self.path) == 0:
+        if os.path.getsize(self.path) == 0:
             self._write(self.header)
 
-    def _read(self) -> list[dict[str, Any]]:
+    def _check(self) -> None:
         try:
-            data = Path(self.path).read_bytes()
+            f = open(self.path, "r+b")  # noqa: SIM115  (closed by the with below)
         except FileNotFoundError:
-            return []
-        if not data:
-            return []
-        # A run killed mid-line leaves a torn last line: drop it, so the next append starts clean.
-        end = data.rfind(b"\n") + 1
-        if end < len(data):
-            with open(self.path, "r+b") as f:
-                f.truncate(end)
-        lines = data[:end].decode("utf-8", errors="replace").splitlines()
-        if not lines:
-            return []  # only a torn header: a fresh start
-        try:
-            header = json.loads(lines[0]) if lines else None
-        except json.JSONDecodeError:
-            header = None
-        if header != self.header:
-            raise UsageError(
-                f"{self.path} holds the results of another grading run (another roster, other "
-                "tests or limits, or another shard): give a new --out, or remove it to start over"
-            )
-        entries = []
-        for line in lines[1:]:
-            with contextlib.suppress(json.JSONDecodeError):
-                entries.append(json.loads(line))
-        return entries
+            return
+        with f:
+            first = f.readline()
+            if not first.endswith(b"\n"):
+                f.truncate(0)  # empty, or only a torn header: a fresh start
+                return
+            try:
+                header = json.loads(first)
+            except ValueError:
+                header = None
+            if header != self.header:
+                raise UsageError(
+                    f"{self.path} holds the results of another grading run (another roster, "
+                    "other tests or limits, or another shard): give a new --out, or remove it "
+                    "to start over"
+                )
+            f.truncate(_end_of_last_line(f))
+
+    def entries(self) -> Iterator[dict[str, Any]]:
+        """The logged results, read one line at a time (a line that is not a JSON object, which
+        only a damaged log has, is skipped)."""
+        with open(self.path, "rb") as f:
+            f.readline()  # the header
+            for line in f:
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(entry, dict):
+                    yield entry
 
     def _write(self, entry: dict[str, Any]) -> None:
         self.stream.write(json.dumps(entry, ensure_ascii=False) + "\n")
@@ -171,25 +178,36 @@ class Log:
 
     def append(self, entry: dict[str, Any]) -> None:
         with self.lock:
-            self.entries.append(entry)
             self._write(entry)
 
     def close(self) -> None:
         self.stream.close()
 
 
-def current_results(
-    entries: Sequence[dict[str, Any]], entrants: Sequence[Entrant]
-) -> dict[tuple[str, str], dict[str, Any]]:
-    """The latest result of each pair whose compiler is still at the commit it ran at: a team
-    whose branch moved since is graded again."""
+def _end_of_last_line(f: BinaryIO, chunk: int = 1 << 16) -> int:
+    """The size of the file up to and with its last newline, read backwards from its end."""
+    end = f.seek(0, os.SEEK_END)
+    position = end
+    while position > 0:
+        start = max(0, position - chunk)
+        f.seek(start)
+        found = f.read(position - start).rfind(b"\n")
+        if found >= 0:
+            return start + found + 1
+        position = start
+    return 0
+
+
+def replay(log: Log, tally: Tally, entrants: Sequence[Entrant]) -> int:
+    """Feed `tally` the logged results of the compilers that are ready and still at the commit
+    they ran at (a team whose branch moved since is graded again); how many were taken."""
     commits = {e.name: e.commit for e in entrants if e.compiler is not None}
-    latest = {}
-    for entry in entries:
+    taken = 0
+    for entry in log.entries():
         name = entry.get("compiler")
         if name in commits and entry.get("commit") == commits[name]:
-            latest[(name, entry.get("test"))] = entry
-    return latest
+            taken += tally.add(entry)
+    return taken
 
 
 def problem_results(entrant: Entrant, tests: Sequence[str]) -> list[dict[str, Any]]:
@@ -212,32 +230,32 @@ def problem_results(entrant: Entrant, tests: Sequence[str]) -> list[dict[str, An
 
 def run_pairs(
     entrants: Sequence[Entrant],
-    pairs: Sequence[tuple[str, str]],
+    todo: Mapping[str, Sequence[str]],
     limits: Limits,
     jobs: int,
     log: Log,
+    tally: Tally,
     stop: threading.Event,
     on_result: Callable[[TestResult], None] | None = None,
 ) -> None:
-    """Run the pairs, compiler by compiler, `jobs` tests at a time, logging each result as it
-    completes; the pairs of a compiler that is not ready stay not run. Returns early, keeping
-    what finished, once `stop` is set."""
-    by_compiler: dict[str, list[str]] = {}
-    for name, test in pairs:
-        by_compiler.setdefault(name, []).append(test)
+    """Run each compiler's `todo` tests, compiler by compiler, `jobs` tests at a time, logging
+    each result and adding it to `tally` as it completes; a compiler that is not ready runs
+    nothing. Returns early, keeping what finished, once `stop` is set."""
     for entrant in entrants:
-        tests = by_compiler.get(entrant.name, [])
+        tests = todo.get(entrant.name, [])
         if stop.is_set():
             return
         if entrant.compiler is None or not tests:
             continue
 
         def record(result: TestResult, entrant: Entrant = entrant) -> None:
-            log.append(result_line(entrant.name, entrant.commit, result))
+            entry = result_line(entrant.name, entrant.commit, result)
+            log.append(entry)
+            tally.add(entry)
             if on_result is not None:
                 on_result(result)
 
-        run_tests(tests, entrant.compiler, limits, jobs, record, stop)
+        run_tests(list(tests), entrant.compiler, limits, jobs, record, stop)
 
 
 @contextlib.contextmanager

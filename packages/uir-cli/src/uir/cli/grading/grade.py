@@ -121,52 +121,34 @@ def grade(args: argparse.Namespace) -> int:
         log = stack.enter_context(crossgrade.opened_log(args.out, print_, shard))
         stop, received = stack.enter_context(stop_on_signals())
         entrants = _entrants(args, teams, tests, stack, stop)
-        pairs = shards.select(crossgrade.work_items([e.name for e in entrants], tests), shard)
-        done = set(crossgrade.current_results(log.entries, entrants)) & set(pairs)
-        if done:
-            print(f"uir grade: resuming: {len(done)} results kept", file=sys.stderr)
-        ready = {e.name for e in entrants if e.compiler is not None}
-        todo = [pair for pair in pairs if pair not in done and pair[0] in ready]
-        progress = report.Progress(sys.stderr, len(todo))
+        tally = matrix.Tally([e.name for e in entrants], tests.valid, shard)
+        kept = crossgrade.replay(log, tally, entrants)
+        if kept:
+            print(f"uir grade: resuming: {kept} results kept", file=sys.stderr)
+        for entrant in entrants:
+            if entrant.problem is not None:
+                for entry in crossgrade.problem_results(entrant, tests.valid):
+                    tally.add(entry)
+        todo = {e.name: tally.missing(e.name) for e in entrants if e.compiler is not None}
+        progress = report.Progress(sys.stderr, sum(map(len, todo.values())))
         stack.callback(progress.finish)
-        crossgrade.run_pairs(entrants, todo, limits, args.jobs, log, stop, progress.update)
-        entries = log.entries
+        crossgrade.run_pairs(entrants, todo, limits, args.jobs, log, tally, stop, progress.update)
     interrupted = signal.Signals(received[0]).name if received else None
-    results = _pair_results(entrants, tests, pairs, entries)
     meta = _meta(args, limits, print_) | {"interrupted": interrupted}
     invalid = [{"path": r.path, "detail": r.detail} for r in tests.invalid]
     if shard is not None:
         meta["compilers"] = [e.describe() for e in entrants]
         meta["tests"], meta["invalid_tests"] = list(tests.valid), invalid
-        complete = len(results) == len(pairs)
+        done, pairs = tally.counts()
         path = os.path.join(args.out, shards.PARTIAL_FILE)
+        results = list(tally.results())
         shards.write_partial(
-            path, crossgrade.PARTIAL_KIND, print_, shard, list(results.values()), complete, meta
+            path, crossgrade.PARTIAL_KIND, print_, shard, results, done == pairs, meta
         )
-        write_output(f"shard {shard}: {len(results)} of {len(pairs)} results in {path}\n")
+        write_output(f"shard {shard}: {done} of {pairs} results in {path}\n")
         return 128 + received[0] if received else 0
-    document = matrix.grades([e.describe() for e in entrants], tests.valid, invalid, results, meta)
+    document = matrix.grades([e.describe() for e in entrants], invalid, tally, meta)
     return publish(args.out, document, received)
-
-
-def _pair_results(
-    entrants: Sequence[Entrant],
-    tests: Tests,
-    pairs: Sequence[tuple[str, str]],
-    entries: Sequence[dict[str, Any]],
-) -> dict[tuple[str, str], dict[str, Any]]:
-    """The result of each pair that has one: logged, or the problem of its submission."""
-    logged = crossgrade.current_results(entries, entrants)
-    wanted = set(pairs)
-    results = {pair: entry for pair, entry in logged.items() if pair in wanted}
-    for entrant in entrants:
-        if entrant.problem is not None:
-            for entry in crossgrade.problem_results(entrant, tests.valid):
-                pair = (entrant.name, entry["test"])
-                if pair in wanted:
-                    results[pair] = entry
-    order = {pair: i for i, pair in enumerate(pairs)}
-    return dict(sorted(results.items(), key=lambda item: order[item[0]]))
 
 
 def publish(out: str, document: dict[str, Any], received: Sequence[int]) -> int:
@@ -239,7 +221,13 @@ def _merged(partials: Sequence[shards.Partial]) -> dict[str, Any]:
         modes = dict.fromkeys(str(p.meta["compilers"][i]["isolation"]) for p in partials)
         if len(modes) > 1:
             compiler["isolation"] = " / ".join(modes)
-    results = {(r["compiler"], r["test"]): r for p in partials for r in p.results}
+    tally = matrix.Tally([c["name"] for c in compilers], first["tests"])
+    for partial in partials:
+        for result in partial.results:
+            tally.add(result)
+    done, pairs = tally.counts()
+    if done != pairs:
+        raise UsageError(f"the partial results hold {done} of the run's {pairs} results")
     meta = {k: first[k] for k in ("roster", "test_dirs", "fingerprint", "limits")}
     meta["interrupted"] = None  # every shard finished
-    return matrix.grades(compilers, first["tests"], first["invalid_tests"], results, meta)
+    return matrix.grades(compilers, first["invalid_tests"], tally, meta)

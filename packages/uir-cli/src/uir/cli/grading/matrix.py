@@ -12,12 +12,13 @@ from __future__ import annotations
 import csv
 import io
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .crossgrade import REFERENCE, author_of
 from .judge import Verdict
 from .report import PROGRESS_MARK, write_json
+from .shards import Shard
 
 SCHEMA_VERSION = 1
 NOT_RUN = "-"  # the mark of a pair with no result (an interrupted run)
@@ -26,27 +27,107 @@ VERDICTS = {mark: verdict for verdict, mark in MARKS.items()}
 FILES = ("grades.json", "matrix.csv", "index.html")
 
 
+class Tally:
+    """The results of a run as the reports need them, taken one result at a time: per compiler
+    a mark per valid test (NOT_RUN until it has a result; a later result of a pair replaces an
+    earlier one), and the verdict and detail of each result that is not a pass. It holds no
+    more than the report shows, however many results (a long log, resumed) go through it.
+
+    The pairs are those of `shard` (all, for None) of the work list: `compilers` in order, each
+    with every test of `tests` (spec/grading.md section 18); a result of another pair is ignored."""
+
+    def __init__(
+        self, compilers: Sequence[str], tests: Sequence[str], shard: Shard | None = None
+    ) -> None:
+        self.tests = tuple(tests)
+        self.shard = shard
+        self._rows = {name: i for i, name in enumerate(compilers)}
+        self._columns = {path: j for j, path in enumerate(self.tests)}
+        self._marks = {name: bytearray(NOT_RUN.encode() * len(self.tests)) for name in compilers}
+        self._failures: dict[str, dict[int, tuple[str, str]]] = {name: {} for name in compilers}
+
+    def _column(self, name: str, test: str) -> int | None:
+        row, column = self._rows.get(name), self._columns.get(test)
+        if row is None or column is None:
+            return None
+        if self.shard is not None and not self.shard.holds(row * len(self.tests) + column):
+            return None
+        return column
+
+    def add(self, entry: Mapping[str, Any]) -> bool:
+        """Take one result entry (crossgrade.result_line); whether it is one of the pairs."""
+        name, test, verdict = entry.get("compiler"), entry.get("test"), entry.get("verdict")
+        mark = MARKS.get(verdict) if isinstance(verdict, str) else None
+        if not isinstance(name, str) or not isinstance(test, str) or mark is None:
+            return False
+        column = self._column(name, test)
+        if column is None:
+            return False
+        self._marks[name][column] = ord(mark)
+        if verdict == Verdict.PASS.value:
+            self._failures[name].pop(column, None)
+        else:
+            self._failures[name][column] = (verdict, str(entry.get("detail", "")))
+        return True
+
+    def marks(self, name: str) -> str:
+        return self._marks[name].decode("ascii")
+
+    def failures(self, name: str) -> list[dict[str, str]]:
+        """The compiler's results that are not passes, in test order."""
+        return [
+            {"test": self.tests[j], "verdict": verdict, "detail": detail}
+            for j, (verdict, detail) in sorted(self._failures[name].items())
+        ]
+
+    def missing(self, name: str) -> list[str]:
+        """The compiler's tests of this shard that have no result yet, in order."""
+        marks = self._marks[name]
+        not_run = ord(NOT_RUN)
+        return [
+            path
+            for j, path in enumerate(self.tests)
+            if marks[j] == not_run and self._column(name, path) is not None
+        ]
+
+    def counts(self) -> tuple[int, int]:
+        """(pairs with a result, pairs) of this shard."""
+        done = sum(len(m) - m.count(NOT_RUN.encode()) for m in self._marks.values())
+        pairs = len(self._rows) * len(self.tests)
+        if self.shard is not None:
+            first = self.shard.index - 1  # the positions first, first + N, ... below `pairs`
+            pairs = max(0, (pairs - first + self.shard.count - 1) // self.shard.count)
+        return done, pairs
+
+    def results(self) -> Iterator[dict[str, str]]:
+        """One entry per pair with a result (compiler, test, verdict, detail), in work order."""
+        for name in self._rows:
+            failures = self._failures[name]
+            for j, mark in enumerate(self._marks[name]):
+                if mark != ord(NOT_RUN):
+                    verdict, detail = failures.get(j, (Verdict.PASS.value, ""))
+                    yield {
+                        "compiler": name,
+                        "test": self.tests[j],
+                        "verdict": verdict,
+                        "detail": detail,
+                    }
+
+
 def grades(
     compilers: Sequence[Mapping[str, Any]],
-    valid: Sequence[str],
     invalid: Sequence[Mapping[str, str]],
-    results: Mapping[tuple[str, str], Mapping[str, Any]],
+    tally: Tally,
     meta: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The grades document: `compilers` as Entrant.describe gives them, reference first;
-    `invalid` the malformed tests' path and detail; `results` the result entry of each
-    (compiler, test) pair that has one."""
+    `invalid` the malformed tests' path and detail; `tally` the results of the run."""
+    valid = tally.tests
     rows = []
     for compiler in compilers:
         name = compiler["name"]
-        entries = [results.get((name, path)) for path in valid]
-        marks = "".join(NOT_RUN if e is None else MARKS[e["verdict"]] for e in entries)
+        marks = tally.marks(name)
         passed = marks.count(MARKS[Verdict.PASS.value])
-        failures = [
-            {"test": e["test"], "verdict": e["verdict"], "detail": e["detail"]}
-            for e in entries
-            if e is not None and e["verdict"] != Verdict.PASS.value
-        ]
         rows.append(
             {
                 **compiler,
@@ -55,7 +136,7 @@ def grades(
                 "not_run": marks.count(NOT_RUN),
                 "percent": round(100 * passed / len(valid), 2) if valid else 0.0,
                 "marks": marks,
-                "failures": failures,
+                "failures": tally.failures(name),
             }
         )
     return {

@@ -60,12 +60,14 @@ class Shard:
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
 
+    def holds(self, position: int) -> bool:
+        """Whether the item at `position` (from 0) of the work list is this shard's."""
+        return position % self.count == self.index - 1
+
 
 def select(items: Sequence[T], shard: Shard | None) -> list[T]:
     """The items of `shard` (all of them for None), in their order."""
-    if shard is None:
-        return list(items)
-    return list(items[shard.index - 1 :: shard.count])
+    return [item for i, item in enumerate(items) if shard is None or shard.holds(i)]
 
 
 def fingerprint(value: object) -> str:
