@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -273,21 +274,31 @@ def test_an_interrupted_run_keeps_its_results_and_resumes(tmp_path: Path) -> Non
     assert [r["percent"] for r in document["compilers"]] == [100.0, 100.0]
 
 
-def test_teams_that_cannot_run_get_verdicts_and_junk_is_not_run(tmp_path: Path) -> None:
+def test_teams_that_cannot_run_get_verdicts_and_junk_is_not_run(
+    tmp_path: Path, make_repo: Callable[[Path, dict[str, str]], Path]
+) -> None:
     roster = (
         '[[team]]\nname = "gone"\nrepo = "repos/nothing"\nref = "main"\n\n'
+        '[[team]]\nname = "huge"\nrepo = "repos/huge"\nref = "main"\n\n'
         '[[team]]\nname = "missing"\ncommand = "./no-such-compiler"\n\n'
         '[[team]]\nname = "ok"\ncommand = "python3 slow.py"\n'
     )
     tests = {"add.uir": ADD_5, "exit_nine.uir": "# expect-exit: 9\n%a = CONST i32 1\n"}
     course = _local_course(tmp_path, roster, tests)
+    # 2 MiB of files (they pack to a few KiB) against a checkout limit of 1 MiB.
+    files = {"uir-submission.toml": 'command = "python3 slow.py"\n', "zeros.txt": "0" * (2 << 20)}
+    make_repo(course / "repos" / "huge", files)
     (course / "tests" / "staff" / "README.md").write_text("not a test\n")
     (course / "tests" / "staff" / "data.bin").write_bytes(b"\xff\x00junk")
-    done = _uir(course, "grade", "roster.toml", "--tests", "tests/staff", "--out", "out")
-    assert "gone: git clone failed" in done.stderr
+    argv = ["grade", "roster.toml", "--tests", "tests/staff", "--out", "out"]
+    done = _uir(course, *argv, "--checkout-limit", "1")
+    assert "gone: git ls-remote failed" in done.stderr
     document = _grades(course / "out")
     rows = {row["name"]: row for row in document["compilers"]}
-    assert rows["gone"]["problem"].startswith("git clone failed")
+    assert rows["gone"]["problem"].startswith("git ls-remote failed")
+    assert rows["huge"]["problem"].startswith("the checkout would be 2.")
+    assert rows["huge"]["problem"].endswith("MiB, over the checkout limit of 1 MiB")
+    assert not (course / "out" / "checkouts" / "huge").exists()
     assert [(f["verdict"], f["detail"][:11]) for f in rows["gone"]["failures"]] == [
         ("cannot-start", "submission:")
     ]
@@ -296,6 +307,7 @@ def test_teams_that_cannot_run_get_verdicts_and_junk_is_not_run(tmp_path: Path) 
     assert {n: r["percent"] for n, r in rows.items()} == {
         "reference": 100.0,
         "gone": 0.0,
+        "huge": 0.0,
         "missing": 0.0,
         "ok": 100.0,
     }

@@ -3,6 +3,7 @@ building with the declared command, and verdicts for what cannot be prepared."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -119,7 +120,7 @@ def test_problems_become_verdicts(
 def test_a_repository_that_cannot_be_cloned_is_a_verdict(tmp_path: Path) -> None:
     (team,) = load_roster(_roster(tmp_path, path_text("main")))  # repos/team does not exist
     submission = prepare(team, str(tmp_path / "work"))
-    assert submission.compiler is None and "git clone failed" in (submission.problem or "")
+    assert submission.compiler is None and "git ls-remote failed" in (submission.problem or "")
 
 
 def test_a_ref_that_git_would_take_for_an_option_is_refused(tmp_path: Path) -> None:
@@ -183,3 +184,54 @@ def test_a_build_past_its_limits_is_a_verdict(
     submission = prepare(team, str(tmp_path / "work"), limits=limits)
     assert submission.compiler is None and submission.commit == commit
     assert submission.problem is not None and submission.problem.startswith(problem)
+
+
+SUBMISSION = {"uir-submission.toml": 'command = "sh c.sh"\n', "c.sh": "echo 5\n"}
+
+
+@pytest.mark.parametrize(
+    ("files", "limit_mb"),
+    [
+        # 3 MiB of random hex: its pack alone is over 1 MiB, stopped while it is fetched.
+        ({"big.txt": os.urandom(3 << 19).hex()}, 1),
+        # 3 MiB of zeros pack into a few KiB: the commit's files are measured before checkout.
+        ({"zeros.txt": "0" * (3 << 20)}, 1),
+        # Six files of 400 KiB, each under the limit, 2.34 MiB together.
+        ({f"z{i}.txt": "0" * (400 << 10) for i in range(6)}, 2),
+    ],
+)
+def test_a_repository_over_the_checkout_limit_is_a_verdict_and_removed(
+    tmp_path: Path, make_repo: MakeRepo, files: dict[str, str], limit_mb: int
+) -> None:
+    make_repo(tmp_path / TEAM_REPO, {**SUBMISSION, **files})
+    (team,) = load_roster(_roster(tmp_path, path_text("main")))
+    work = tmp_path / "work"
+    submission = prepare(team, str(work), checkout_mb=limit_mb)
+    problem = submission.problem or ""
+    assert submission.compiler is None
+    if "big.txt" in files:  # random hex packs to about half its size: over 1 MiB
+        assert problem == f"the repository is over the checkout limit of {limit_mb} MiB"
+    else:  # measured: the files, and .git
+        assert problem.startswith("the checkout would be ")
+        assert float(problem.split()[4]) >= sum(map(len, files.values())) / (1 << 20)
+        assert problem.endswith(f" MiB, over the checkout limit of {limit_mb} MiB")
+    assert not (work / "t").exists()  # nothing of it left on the grader's disk
+    assert prepare(team, str(work), checkout_mb=8).problem is None  # under a larger limit
+    assert prepare(team, str(work), checkout_mb=0).problem is None  # and with none
+
+
+def test_a_branch_is_fetched_shallow_and_a_commit_with_its_history(
+    tmp_path: Path, make_repo: MakeRepo, git: Git
+) -> None:
+    repo = make_repo(tmp_path / TEAM_REPO, SUBMISSION)
+    first = git(repo, "rev-parse", "HEAD")
+    (repo / "c.sh").write_text("echo 6\n")
+    git(repo, "commit", "--quiet", "-am", "later")
+    work, checkout = tmp_path / "work", tmp_path / "work" / "t"
+    (team,) = load_roster(_roster(tmp_path, path_text("main")))
+    assert prepare(team, str(work)).commit == git(repo, "rev-parse", "HEAD")
+    assert git(checkout, "rev-list", "--count", "HEAD") == "1"  # the branch's commit alone
+    (pinned,) = load_roster(_roster(tmp_path, path_text(first)))
+    submission = prepare(pinned, str(work))  # the same (shallow) checkout, now at a commit
+    assert (submission.problem, submission.commit) == (None, first)
+    assert (checkout / "c.sh").read_text() == "echo 5\n"

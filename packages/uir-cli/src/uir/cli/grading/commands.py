@@ -98,6 +98,20 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     add_limit_options(parser)
 
 
+def add_checkout_option(parser: argparse.ArgumentParser) -> None:
+    """The size limit of a team's checkout (spec/grading.md section 14)."""
+    from .submissions import CHECKOUT_MB
+
+    parser.add_argument(
+        "--checkout-limit",
+        type=_integer(0, MAX_MEMORY_MB),
+        default=CHECKOUT_MB,
+        metavar="MB",
+        help="the largest checkout of a team's repository in MiB, .git included, 0 for none; a "
+        "larger one is the team's verdict (default: %(default)s)",
+    )
+
+
 def add_limit_options(parser: argparse.ArgumentParser) -> None:
     """The sandbox's per-run limits (spec/grading.md section 3.1)."""
     parser.add_argument(
@@ -285,6 +299,7 @@ def register_grade(commands: argparse._SubParsersAction, common: argparse.Argume
     )
     add_run_options(grade)
     add_sandbox_options(grade)
+    add_checkout_option(grade)
     grade.set_defaults(handler=grade_command)
 
     merge = commands.add_parser(

@@ -119,6 +119,7 @@ class _Teams:
             self.grader,
             not self.args.no_isolation,
             self.args.env,
+            self.args.checkout_limit,
         )
 
 

@@ -7,7 +7,13 @@ from __future__ import annotations
 
 import argparse
 
-from .commands import NOT_PASSED, _integer, add_limit_options, add_run_options
+from .commands import (
+    NOT_PASSED,
+    _integer,
+    add_checkout_option,
+    add_limit_options,
+    add_run_options,
+)
 from .shards import Shard, ShardError
 
 # The weeks of the course whose tests `validate-tests` takes (the syllabus has ten).
@@ -132,6 +138,7 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
         help="build and run the teams' compilers without the bubblewrap sandbox (debugging)",
     )
     add_limit_options(perf)
+    add_checkout_option(perf)
     perf.set_defaults(handler=perf_command)
 
     merge = commands.add_parser(

@@ -46,7 +46,7 @@ def shard_argv(args: argparse.Namespace, shard: Shard) -> list[str]:
     if args.cpu_limit is not None:
         argv += ["--cpu-limit", str(args.cpu_limit)]
     argv += ["--memory-limit", str(args.memory_limit), "--process-limit", str(args.process_limit)]
-    argv += ["--output-limit", str(args.output_limit)]
+    argv += ["--output-limit", str(args.output_limit), "--checkout-limit", str(args.checkout_limit)]
     for item in args.env:
         argv.append(f"--env={item}")
     argv += ["--no-isolation"] * args.no_isolation + ["--no-fork-server"] * args.no_fork_server

@@ -79,8 +79,11 @@ def _entrants(
     for team in teams:
         entrant = Entrant(team.name, team.source, None)
         if not stop.is_set():
+            isolated = not args.no_isolation
             prepared = Entrant.of(
-                prepare_isolated(team, teams, workdir, hidden, not args.no_isolation, args.env)
+                prepare_isolated(
+                    team, teams, workdir, hidden, isolated, args.env, args.checkout_limit
+                )
             )
             # A Ctrl-C reaches a running git or build too: its failure is no verdict.
             entrant = entrant if stop.is_set() else prepared

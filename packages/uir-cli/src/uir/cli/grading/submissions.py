@@ -7,6 +7,7 @@ cannot be prepared gets a verdict saying why, and grading goes on."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import tomllib
@@ -16,7 +17,7 @@ from dataclasses import dataclass, replace
 from .harness import Compiler, student_compiler
 from .isolation import NO_ISOLATION, Isolation, compiler_environment, isolate
 from .judge import signal_name
-from .limits import MIB, Limits
+from .limits import MIB, Limits, apply_rlimits
 from .roster import SUBMISSION_FILE, Team
 from .sandbox import ExecLauncher, Outcome, RunStatus, run_limited
 
@@ -26,11 +27,17 @@ BUILD_LIMITS = Limits(
     wall_s=600.0, cpu_s=1200, memory_mb=8192, output_bytes=4 * MIB, file_mb=2048, processes=512
 )
 BUILD_LINE_KEPT = 300
+# The largest checkout of a team's repository, its .git included (--checkout-limit).
+CHECKOUT_MB = 1024
 _SUBMISSION_KEYS = {"command", "build"}
 
 
 class SubmissionError(Exception):
     """Why a team's compiler could not be prepared: its verdict in every report."""
+
+
+class TooLarge(SubmissionError):
+    """A repository over the checkout limit."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +55,11 @@ class Submission:
         return self.team.name
 
 
-def _git(args: list[str], cwd: str | None = None) -> str:
+def _git(args: list[str], cwd: str | None = None, max_mb: int = 0) -> str:
+    """Run git as the grader; its standard output. With `max_mb`, no file git writes (a pack, a
+    checked-out file) may pass that size: SIGXFSZ stays ignored, as Python leaves it, so git
+    fails with EFBIG ("File too large") instead of dying of a signal, and that is a verdict."""
+    rlimits = Limits(cpu_s=0, memory_mb=0, file_mb=max_mb).rlimits() if max_mb else []
     try:
         done = subprocess.run(
             ["git", *args],
@@ -56,13 +67,18 @@ def _git(args: list[str], cwd: str | None = None) -> str:
             capture_output=True,
             text=True,
             timeout=GIT_TIMEOUT_S,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},  # never wait for a password
+            # Never wait for a password; messages in English, which the check below reads.
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
+            restore_signals=False,
+            preexec_fn=(lambda: apply_rlimits(rlimits)) if rlimits else None,
         )
     except FileNotFoundError:
         raise SubmissionError("git is not installed") from None
     except subprocess.TimeoutExpired:
         raise SubmissionError(f"git {args[0]} took longer than {GIT_TIMEOUT_S:g} s") from None
     if done.returncode != 0:
+        if max_mb and "File too large" in done.stderr:
+            raise TooLarge(f"the repository is over the checkout limit of {max_mb} MiB")
         lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
         raise SubmissionError(f"git {args[0]} failed: {lines[-1]}")
     return done.stdout.strip()
@@ -76,29 +92,77 @@ def _repo_url(team: Team) -> str:
     return os.path.normpath(os.path.join(team.base, repo))
 
 
-def checkout(team: Team, workdir: str) -> tuple[str, str]:
-    """Clone or update the team's repository under `workdir` and check out its ref, detached;
-    (the checkout's directory, the commit's full hash)."""
-    directory = os.path.join(workdir, team.name)
-    if os.path.isdir(os.path.join(directory, ".git")):
-        _git(["remote", "set-url", "origin", _repo_url(team)], directory)
-        _git(["fetch", "--quiet", "--force", "--tags", "origin"], directory)
-    else:
-        os.makedirs(workdir, exist_ok=True)
-        _git(["clone", "--quiet", "--no-checkout", "--", _repo_url(team), directory])
+def _fetch(directory: str, team: Team, max_mb: int) -> str:
+    """Fetch the team's ref into the repository at `directory`; the commit's full hash. A branch
+    (looked up first) or a tag is fetched alone and shallow, its commit without its history;
+    any other ref (a commit) needs the history: every branch and tag is fetched."""
     ref = team.ref or ""
-    for candidate in (f"refs/remotes/origin/{ref}", f"refs/tags/{ref}", ref):
-        try:
-            commit = _git(
-                ["rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"], directory
-            )
-            break
-        except SubmissionError:
-            continue
-    else:
-        raise SubmissionError(f"no branch, tag or commit {ref!r} in {team.repo}")
-    _git(["checkout", "--quiet", "--force", "--detach", commit], directory)
-    _git(["clean", "--quiet", "-d", "--force", "-x"], directory)  # no leftovers of a last build
+    wanted = [f"refs/heads/{ref}", f"refs/tags/{ref}"]
+    listed = _git(["ls-remote", "--", "origin", *wanted], directory).splitlines()
+    remote = {line.partition("\t")[2] for line in listed}
+    for name in wanted:
+        if name in remote:
+            fetch = ["fetch", "--quiet", "--force", "--no-tags", "--depth", "1", "origin", name]
+            _git(fetch, directory, max_mb)
+            return _git(["rev-parse", "--verify", "--quiet", "FETCH_HEAD^{commit}"], directory)
+    everything = ["fetch", "--quiet", "--force", "--tags", "origin"]
+    if _git(["rev-parse", "--is-shallow-repository"], directory) == "true":
+        everything.append("--unshallow")
+    _git(everything, directory, max_mb)
+    try:
+        return _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], directory)
+    except SubmissionError:
+        raise SubmissionError(f"no branch, tag or commit {ref!r} in {team.repo}") from None
+
+
+def _files_bytes(directory: str) -> int:
+    """The bytes of every file under `directory` (links not followed, each inode once)."""
+    seen, total = set(), 0
+    for root, _, files in os.walk(directory):
+        for name in files:
+            info = os.lstat(os.path.join(root, name))
+            if (info.st_dev, info.st_ino) not in seen:
+                seen.add((info.st_dev, info.st_ino))
+                total += info.st_size
+    return total
+
+
+def _tree_bytes(directory: str, commit: str) -> int:
+    """The bytes of the files a checkout of `commit` writes, from git's listing of its tree."""
+    listing = _git(["ls-tree", "-r", "-l", "-z", commit], directory)
+    fields = (entry.partition("\t")[0].split() for entry in listing.split("\0") if entry)
+    return sum(int(f[3]) for f in fields if len(f) == 4 and f[3].isdigit())
+
+
+def checkout(team: Team, workdir: str, max_mb: int = CHECKOUT_MB) -> tuple[str, str]:
+    """Fetch the team's repository into `workdir`/NAME (a new one, or the one an earlier run
+    left, its `origin` set to the roster's URL) and check out its ref, detached; (the
+    checkout's directory, the commit's full hash). When the fetch would write a file over
+    `max_mb` MiB (0: no limit), or the repository and the commit's files would take more, the
+    checkout is removed and the team gets that verdict; the files are measured before they
+    are written."""
+    directory = os.path.join(workdir, team.name)
+    url = _repo_url(team)
+    try:
+        if os.path.isdir(os.path.join(directory, ".git")):
+            _git(["remote", "set-url", "--", "origin", url], directory)
+        else:
+            os.makedirs(directory, exist_ok=True)
+            _git(["init", "--quiet"], directory)
+            _git(["remote", "add", "--", "origin", url], directory)
+        commit = _fetch(directory, team, max_mb)
+        if max_mb:
+            size = _files_bytes(os.path.join(directory, ".git")) + _tree_bytes(directory, commit)
+            if size > max_mb * MIB:
+                raise TooLarge(
+                    f"the checkout would be {size / MIB:.1f} MiB, over the checkout limit of "
+                    f"{max_mb} MiB"
+                )
+        _git(["checkout", "--quiet", "--force", "--detach", commit], directory)
+        _git(["clean", "--quiet", "-d", "--force", "-x"], directory)  # no leftovers of a build
+    except TooLarge:
+        shutil.rmtree(directory, ignore_errors=True)  # what it fetched takes no room here
+        raise
     return directory, commit
 
 
@@ -178,15 +242,17 @@ def prepare(
     workdir: str,
     isolation: Isolation | None = None,
     limits: Limits = BUILD_LIMITS,
+    checkout_mb: int = CHECKOUT_MB,
 ) -> Submission:
-    """The team's compiler, ready to run; for a team from git, checked out and built under
-    `workdir`, in `isolation` (by default `build_isolation(workdir)`) under `limits`. Never
-    raises for the team's sake: a problem becomes the Submission's verdict."""
+    """The team's compiler, ready to run; for a team from git, checked out (at most
+    `checkout_mb` MiB) and built under `workdir`, in `isolation` (by default
+    `build_isolation(workdir)`) under `limits`. Never raises for the team's sake: a problem
+    becomes the Submission's verdict."""
     commit, workdir = None, os.path.abspath(workdir)  # bwrap binds absolute paths only
     try:
         if team.command is not None:
             return Submission(team, student_compiler(team.command, team.base), None)
-        directory, commit = checkout(team, workdir)
+        directory, commit = checkout(team, workdir, checkout_mb)
         command, build_command = _declared(directory)
         if build_command is not None:
             sandbox = isolation if isolation is not None else build_isolation(workdir)
@@ -203,17 +269,20 @@ def prepare_isolated(
     hidden: Sequence[str],
     isolated: bool = True,
     passed_env: Sequence[str] = (),
+    checkout_mb: int = CHECKOUT_MB,
 ) -> Submission:
     """`team` of the roster `teams` prepared (`prepare`, under BUILD_LIMITS) and its compiler put
     in the sandbox every run of it gets: the grader's `hidden` paths (tests or benchmarks,
     reports) and the other teams' checkouts under `workdir` out of sight of the build and of
     every run, the environment of an isolated compiler plus `passed_env`. Unisolated (and
-    said so in `isolation`) when `isolated` is false. The one way `uir grade` and `uir perf`
+    said so in `isolation`) when `isolated` is false; a checkout over `checkout_mb` MiB is a
+    verdict. The one way `uir grade` and `uir perf`
     ready a team (spec/grading.md section 14)."""
     workdir = os.path.abspath(workdir)
     others = [os.path.join(workdir, t.name) for t in teams if t.name != team.name]
     grader = [*hidden, *others]
-    submission = prepare(team, workdir, build_isolation(workdir, grader, isolated))
+    sandbox = build_isolation(workdir, grader, isolated)
+    submission = prepare(team, workdir, sandbox, BUILD_LIMITS, checkout_mb)
     if submission.compiler is None:
         return submission
     compiler = submission.compiler
