@@ -3,6 +3,7 @@ the complete shards 1..N of one run."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -62,7 +63,17 @@ def test_complete_shards_merge_in_shard_order(tmp_path: Path) -> None:
     parts = [_write(tmp_path, "b", "2/2"), _write(tmp_path, "a", "1/2")]
     merged = read_partials(parts, "k")
     assert [p.shard for p in merged] == [Shard(1, 2), Shard(2, 2)]
-    assert [p.results for p in merged] == [["1/2"], ["2/2"]]
+    assert [p.results() for p in merged] == [["1/2"], ["2/2"]]
+
+
+def test_results_are_read_when_merged_and_a_file_replaced_meanwhile_is_refused(
+    tmp_path: Path,
+) -> None:
+    (first,) = read_partials([_write(tmp_path, "a", "1/1")], "k")
+    shutil.rmtree(tmp_path / "a")
+    _write(tmp_path, "a", "1/1", print_="g")  # the shard run again, for another grading
+    with pytest.raises(ShardError, match="changed while it was merged"):
+        first.results()
 
 
 @pytest.mark.parametrize(

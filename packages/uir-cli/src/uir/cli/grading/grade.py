@@ -226,7 +226,7 @@ def _merged(partials: Sequence[shards.Partial]) -> dict[str, Any]:
             compiler["isolation"] = " / ".join(modes)
     tally = matrix.Tally([c["name"] for c in compilers], first["tests"])
     for partial in partials:
-        for result in partial.results:
+        for result in partial.results():  # one shard's results in memory at a time
             tally.add(result)
     done, pairs = tally.counts()
     if done != pairs:

@@ -46,7 +46,7 @@ def load_measurements(paths: Sequence[str]) -> tuple[list[str], list[str], int, 
     try:
         meta = partials[0].meta  # one fingerprint: the same in every shard
         teams, benchmarks, runs = list(meta["teams"]), list(meta["benchmarks"]), int(meta["runs"])
-        found = [Measurement.from_dict(m) for p in partials for m in p.results]
+        found = [Measurement.from_dict(m) for p in partials for m in p.results()]
     except (KeyError, TypeError, ValueError) as e:
         raise UsageError(f"malformed measurements ({type(e).__name__}: {e})") from None
     return teams, benchmarks, runs, found

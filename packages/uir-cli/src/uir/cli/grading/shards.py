@@ -108,15 +108,27 @@ def write_partial(
 
 @dataclass(frozen=True)
 class Partial:
+    """A shard's partial result, checked; its results are read when asked for (`results`), so
+    that a merge holds one shard's results at a time, not all of them."""
+
     path: str
+    kind: str
+    fingerprint: str
     shard: Shard
     meta: dict[str, Any]
-    results: list[Any]
+
+    def results(self) -> list[Any]:
+        """The shard's results, read again from its file (which must not have changed)."""
+        document = _document(self.path, self.kind)
+        if [document.get("fingerprint"), document.get("shard")] != [
+            self.fingerprint,
+            str(self.shard),
+        ]:
+            raise ShardError(f"{self.path} changed while it was merged")
+        return document["results"]
 
 
-def _read_partial(path: str, kind: str) -> tuple[str, Partial]:
-    if os.path.isdir(path):
-        path = os.path.join(path, PARTIAL_FILE)
+def _document(path: str, kind: str) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as f:
             document = json.load(f)
@@ -126,17 +138,29 @@ def _read_partial(path: str, kind: str) -> tuple[str, Partial]:
         raise ShardError(f"{path}: cannot read a partial result: {e}") from None
     if not isinstance(document, dict) or document.get("kind") != kind:
         raise ShardError(f"{path}: not a partial result of kind {kind}")
+    if not isinstance(document.get("results"), list):
+        raise ShardError(f"{path}: malformed partial result")
+    return document
+
+
+def _read_partial(path: str, kind: str) -> Partial:
+    if os.path.isdir(path):
+        path = os.path.join(path, PARTIAL_FILE)
+    document = _document(path, kind)
     try:
         shard = Shard.parse(str(document["shard"]))
-        print_, complete = str(document["fingerprint"]), document["complete"]
-        meta, results = document["meta"], document["results"]
+        print_, complete, meta = (
+            str(document["fingerprint"]),
+            document["complete"],
+            document["meta"],
+        )
     except KeyError as e:
         raise ShardError(f"{path}: the partial result has no {e.args[0]!r}") from None
-    if not isinstance(meta, dict) or not isinstance(results, list):
+    if not isinstance(meta, dict):
         raise ShardError(f"{path}: malformed partial result")
     if complete is not True:
         raise ShardError(f"{path}: shard {shard} did not finish; run it again to complete it")
-    return print_, Partial(path, shard, meta, results)
+    return Partial(path, kind, print_, shard, meta)
 
 
 def read_partials(paths: Sequence[str], kind: str) -> list[Partial]:
@@ -145,14 +169,14 @@ def read_partials(paths: Sequence[str], kind: str) -> list[Partial]:
     if not paths:
         raise ShardError("no partial results to merge")
     read = [_read_partial(p, kind) for p in paths]
-    prints = {print_ for print_, _ in read}
+    prints = {p.fingerprint for p in read}
     if len(prints) > 1:
-        names = ", ".join(f"{p.path} ({f[:12]})" for f, p in read)
+        names = ", ".join(f"{p.path} ({p.fingerprint[:12]})" for p in read)
         raise ShardError(
             "the partial results come from different runs (another roster, other tests or "
             f"benchmarks or their contents, other limits or options): {names}"
         )
-    partials = sorted((p for _, p in read), key=lambda p: p.shard.index)
+    partials = sorted(read, key=lambda p: p.shard.index)
     counts = {p.shard.count for p in partials}
     if len(counts) > 1:
         raise ShardError(f"the partial results split the work differently: N = {sorted(counts)}")
