@@ -50,3 +50,19 @@ def test_running_a_program_does_import_numpy():
     # The probe itself must be able to see numpy: the interpreter computes with it.
     code = f"from uir.cli.main import main\nmain(['run', {str(WEEK1[0])!r}])\n"
     assert loads_numpy(code)
+
+
+def test_starting_uir_imports_no_grading_module_beyond_the_command_lines():
+    probe = (
+        "import sys\nfrom uir.cli.main import main\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('uir.cli.grading.'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    # The command lines and the limits they default to; the grader itself loads when it runs.
+    assert set(done.stdout.split()) <= {
+        "uir.cli.grading.commands",
+        "uir.cli.grading.course_commands",
+        "uir.cli.grading.limits",
+    }

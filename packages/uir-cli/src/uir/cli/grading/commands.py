@@ -7,7 +7,7 @@ import argparse
 import os
 from collections.abc import Callable
 
-from .limits import MIB, Limits
+from .limits import CHECKOUT_MB, MIB, Limits
 
 # The exit status when a run completed but something did not pass (actions.py returns it).
 NOT_PASSED = 5
@@ -100,8 +100,6 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
 
 def add_checkout_option(parser: argparse.ArgumentParser) -> None:
     """The size limit of a team's checkout (spec/grading.md section 14)."""
-    from .submissions import CHECKOUT_MB
-
     parser.add_argument(
         "--checkout-limit",
         type=_integer(0, MAX_MEMORY_MB),

@@ -6,6 +6,7 @@ course_actions.py."""
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from .commands import (
     NOT_PASSED,
@@ -14,7 +15,9 @@ from .commands import (
     add_limit_options,
     add_run_options,
 )
-from .shards import Shard, ShardError
+
+if TYPE_CHECKING:
+    from .shards import Shard
 
 # The weeks of the course whose tests `validate-tests` takes (the syllabus has ten).
 WEEKS = 10
@@ -22,6 +25,8 @@ MAX_RUNS = 1000
 
 
 def _shard(text: str) -> Shard:
+    from .shards import Shard, ShardError  # imported when `uir perf` runs, not at start-up
+
     try:
         return Shard.parse(text)
     except ShardError as e:
@@ -107,7 +112,7 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
     perf.add_argument(
         "--shard",
         type=_shard,
-        default=Shard(1, 1),
+        default="1/1",  # argparse passes a string default through _shard
         metavar="K/N",
         help="measure only the K-th of N shares of the (team, benchmark) pairs",
     )

@@ -186,8 +186,7 @@ class Log:
 
 def _end_of_last_line(f: BinaryIO, chunk: int = 1 << 16) -> int:
     """The size of the file up to and with its last newline, read backwards from its end."""
-    end = f.seek(0, os.SEEK_END)
-    position = end
+    position = f.seek(0, os.SEEK_END)
     while position > 0:
         start = max(0, position - chunk)
         f.seek(start)

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 MIB = 1 << 20
+# The largest checkout of a team's repository in MiB, its .git included (--checkout-limit).
+CHECKOUT_MB = 1024
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from .harness import Compiler, student_compiler
 from .isolation import NO_ISOLATION, Isolation, compiler_environment, isolate
 from .judge import signal_name
-from .limits import MIB, Limits, apply_rlimits
+from .limits import CHECKOUT_MB, MIB, Limits, apply_rlimits
 from .roster import SUBMISSION_FILE, Team
 from .sandbox import ExecLauncher, Outcome, RunStatus, run_limited
 
@@ -27,8 +27,6 @@ BUILD_LIMITS = Limits(
     wall_s=600.0, cpu_s=1200, memory_mb=8192, output_bytes=4 * MIB, file_mb=2048, processes=512
 )
 BUILD_LINE_KEPT = 300
-# The largest checkout of a team's repository, its .git included (--checkout-limit).
-CHECKOUT_MB = 1024
 _SUBMISSION_KEYS = {"command", "build"}
 
 
