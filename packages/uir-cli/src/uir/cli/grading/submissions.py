@@ -1,8 +1,9 @@
 """Turning a roster's teams into compilers to grade (spec/grading.md section 14): a local command
-as it is; a repository is cloned (or updated), checked out at its ref, built with the command it
-declares, and its commit recorded. git runs as the grader (it needs the network); the build is
-the team's code, so it runs in the sandbox, without network, under BUILD_LIMITS. A team that
-cannot be prepared gets a verdict saying why, and grading goes on."""
+as it is; a repository is fetched (shallow where its ref is a branch or a tag, within the
+checkout limit), checked out at its ref, built with the command it declares, and its commit
+recorded. git runs as the grader (it needs the network); the build is the team's code, so it
+runs in the sandbox, without network, under BUILD_LIMITS. A team that cannot be prepared gets a
+verdict saying why, and grading goes on."""
 
 from __future__ import annotations
 
