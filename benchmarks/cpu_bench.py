@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import functools
 import platform
 import sys
 import time
@@ -198,24 +199,21 @@ def convolution(batch: int, c: int, f: int, size: int, rng: np.random.Generator)
     )
 
 
+SIZES = (  # each program's builder, its full size (the table) and its --quick size
+    (elementwise, (1 << 24,), (1 << 12,)),
+    (total, (1 << 24,), (1 << 12,)),
+    (row_softmax, (4096, 4096), (16, 64)),
+    (matrix_product, (1024, 1024, 1024), (24, 40, 16)),
+    (convolution, (8, 64, 64, 56), (2, 4, 3, 9)),
+)
+
+
 def cases(quick: bool) -> list[Callable[[], Case]]:
     """Each case built only when it runs, so that one program's arrays are freed before the
     next one's are made."""
     rng = np.random.default_rng(0)
-    if quick:
-        return [
-            lambda: elementwise(1 << 12, rng),
-            lambda: total(1 << 12, rng),
-            lambda: row_softmax(16, 64, rng),
-            lambda: matrix_product(24, 40, 16, rng),
-            lambda: convolution(2, 4, 3, 9, rng),
-        ]
     return [
-        lambda: elementwise(1 << 24, rng),
-        lambda: total(1 << 24, rng),
-        lambda: row_softmax(4096, 4096, rng),
-        lambda: matrix_product(1024, 1024, 1024, rng),
-        lambda: convolution(8, 64, 64, 56, rng),
+        functools.partial(build, *(small if quick else full), rng) for build, full, small in SIZES
     ]
 
 
