@@ -13,8 +13,9 @@ from uir.core.dtypes import f32
 from uir.core.interpret import evaluate
 from uir.core.printer import print_program
 from uir.rewrite.passes import rangeify
-from uir.testing.movement import chains, conv2d, load, matmul, program
+from uir.testing.movement import chains, conv2d, load, matmul, program, softmax
 from uir.testing.shaped import check_lowered
+from uir.testing.tolerance import softmax_bound
 
 pytestmark = pytest.mark.skipif(not CBackend().available()[0], reason="no C compiler")
 
@@ -50,3 +51,39 @@ def test_random_chains_in_c_agree_with_the_interpreter_and_numpy(case):
     (interpreted,) = evaluate(lowered, inputs)
     want = np.ascontiguousarray(expected).reshape(-1).tobytes()
     assert from_c.tobytes() == np.asarray(interpreted).tobytes() == want, print_program(lowered)
+
+
+def test_a_batched_conv2d_in_c_is_each_images_conv2d():
+    rng = np.random.default_rng(12)
+    # small integers in f32: every sum is exact, so numpy's einsum gives the very bits
+    x = rng.integers(-4, 5, (3, 2, 6, 5)).astype(np.float32)
+    w = rng.integers(-3, 4, (4, 2, 3, 3)).astype(np.float32)
+    conv = conv2d(load(0, f32, x.shape), load(1, f32, w.shape), padding=1)
+    assert conv.type.shape == (3, 4, 6, 5)
+    lowered = check_lowered(rangeify(program(conv)))
+    (result,) = CBackend().compile(lowered).run({0: x.reshape(-1), 1: w.reshape(-1)})
+    windows = np.lib.stride_tricks.sliding_window_view(
+        np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))), (3, 3), (2, 3)
+    )
+    expected = np.einsum("nchwij,fcij->nfhw", windows, w).astype(np.float32)
+    assert result.tobytes() == expected.tobytes()
+    for n, image in enumerate(x):  # the unbatched builder on each image alone
+        single = rangeify(program(conv2d(load(0, f32, image.shape), load(1, f32, w.shape), 1)))
+        (alone,) = CBackend().compile(single).run({0: image.reshape(-1), 1: w.reshape(-1)})
+        assert alone.tobytes() == expected[n].tobytes()
+
+
+@pytest.mark.parametrize("scale", [1.0, 8.0])  # 8: exps down to 2^-63, still normal f32
+def test_softmax_in_the_interpreter_and_in_c_is_numpys_within_the_derived_bound(scale):
+    x = (np.random.default_rng(13).standard_normal((7, 33)) * scale).astype(np.float32)
+    x[3, 5] = x[3, 6]  # a row whose maximum occurs twice
+    value = softmax(load(0, f32, x.shape))
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    expected = e / e.sum(axis=1, keepdims=True)
+    bound = softmax_bound(x) * expected
+    (interpreted,) = evaluate(program(value), {0: x.reshape(-1)})
+    (from_c,) = CBackend().compile(program(value)).run({0: x.reshape(-1)})
+    for result in (np.asarray(interpreted), from_c.reshape(x.shape)):
+        assert result.dtype == np.float32
+        assert np.all(np.abs(result - expected) <= bound)
+        assert np.all(np.abs(result.sum(axis=1) - 1) < 1e-5)  # rows are distributions

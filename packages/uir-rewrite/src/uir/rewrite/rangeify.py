@@ -245,22 +245,39 @@ def _identity(op: Op, dtype: DType) -> int | float:
 def _reduce(dest: UOp, reduce: UOp, ctx: Context) -> UOp:
     """The END of the loops folding `reduce` into `dest`: for each output element, an accumulator
     in `dest` starts at the identity and takes every element of the reduced axes in row-major
-    order, the loop-carried AFTER of uir.md 7 (`matmul_by_hand` of week 3 has the same shape)."""
+    order, the loop-carried AFTER of uir.md 7 (`matmul_by_hand` of week 3 has the same shape).
+
+    The loops nest in the order of the source's axes. The kept axes before the first reduced
+    one are outermost, and the accumulators of each of their iterations are initialized first,
+    by a loop of their own over the kept axes after it; then the remaining axes, reduced and
+    kept, nest as the source lists them. A kept axis written after a reduced one thus runs
+    inside it: a matmul written [M,K,N] with K folded runs i, k, j, its innermost loop reading
+    rows of b and updating a row of accumulators in order. Each accumulator still takes its
+    terms in the row-major order of the reduced axes, so the result is the same bits whatever
+    the nest."""
     (source,) = reduce.src
     op, axes = reduce.arg
     shape = source.type.shape
-    outputs = tuple(_output_range(dim, ctx) for d, dim in enumerate(shape) if d not in axes)
-    reduced = tuple(_reduce_range(dim, ctx) for d, dim in enumerate(shape) if d in axes)
-    kept, folded = iter(outputs), iter(reduced)
-    index = tuple(next(folded) if d in axes else next(kept) for d in range(len(shape)))
-    at = _flat(outputs, reduce.type.shape)
+    first = min(axes, default=len(shape))
+    outer = tuple(_output_range(shape[d], ctx) for d in range(first))
+    # The nest carries the accumulators across all its loops, kept axes' too: none is PARALLEL.
+    nest = tuple(_reduce_range(shape[d], ctx) for d in range(first, len(shape)))
+    index = outer + nest
+    kept = [d for d in range(first, len(shape)) if d not in axes]
     scalar = reduce.type.scalar
-    init = UOp(Op.STORE, VOID, (UOp(Op.INDEX, scalar, (dest, at)), _identity_const(op, scalar)))
-    carried = UOp(Op.AFTER, dest.type, (dest, init, *reduced))
-    place = UOp(Op.INDEX, scalar, (carried, at))
+
+    def accumulator(memory: UOp, inner: Index) -> UOp:
+        return UOp(Op.INDEX, scalar, (memory, _flat(outer + inner, reduce.type.shape)))
+
+    fresh = tuple(_output_range(shape[d], ctx) for d in kept)  # the init loop's own
+    init = UOp(Op.STORE, VOID, (accumulator(dest, fresh), _identity_const(op, scalar)))
+    if fresh:
+        init = UOp(Op.END, VOID, (init, *fresh))
+    carried = UOp(Op.AFTER, dest.type, (dest, init, *nest))
+    place = accumulator(carried, tuple(index[d] for d in kept))
     total = UOp(op, scalar, (UOp(Op.LOAD, scalar, (place,)), element(source, index)))
-    end = UOp(Op.END, VOID, (UOp(Op.STORE, VOID, (place, total)), *reduced))
-    return UOp(Op.END, VOID, (end, *outputs)) if outputs else end
+    end = UOp(Op.END, VOID, (UOp(Op.STORE, VOID, (place, total)), *nest))
+    return UOp(Op.END, VOID, (end, *outer)) if outer else end
 
 
 def _identity_const(op: Op, scalar: Type) -> UOp:

@@ -1,6 +1,6 @@
 """Week-5 programs built as UOps: movement ops with their result types worked out (uir.md section
-9), and matmul and conv2d written as movement ops plus one REDUCE. Tests and benchmarks build the
-very same programs from here."""
+9), matmul and conv2d written as movement ops plus one REDUCE, and a row softmax. Tests and
+benchmarks build the very same programs from here."""
 
 from __future__ import annotations
 
@@ -75,11 +75,13 @@ def program(*outputs: UOp) -> UOp:
 
 
 def matmul(a: UOp, b: UOp) -> UOp:
-    """a[M,K] @ b[K,N]: both operands viewed as [M,N,K], multiplied, and K folded."""
+    """a[M,K] @ b[K,N]: both operands viewed as [M,K,N], multiplied, and K folded. K in the
+    middle makes the loops i, k, j (rangeify nests a REDUCE's loops in its source's axis order):
+    the innermost loop reads a row of b and updates a row of accumulators."""
     (m, k), (_, n) = a.type.shape, b.type.shape
-    left = expand(reshape(a, (m, 1, k)), (m, n, k))
-    right = expand(reshape(permute(b, (1, 0)), (1, n, k)), (m, n, k))
-    return reduce(UOp(Op.MUL, left.type, (left, right)), Op.ADD, (2,))
+    left = expand(reshape(a, (m, k, 1)), (m, k, n))
+    right = expand(reshape(b, (1, k, n)), (m, k, n))
+    return reduce(UOp(Op.MUL, left.type, (left, right)), Op.ADD, (1,))
 
 
 def windows(x: UOp, axis: int, k: int) -> UOp:
@@ -97,18 +99,42 @@ def windows(x: UOp, axis: int, k: int) -> UOp:
 
 
 def conv2d(x: UOp, w: UOp, padding: int) -> UOp:
-    """x[C,H,W] convolved (cross-correlated, as in deep learning) with w[F,C,KH,KW], stride 1,
-    `padding` zeros on each side: PAD, a sliding-window view, MUL and one REDUCE over (C,KH,KW)."""
+    """x[C,H,W], or a batch x[N,C,H,W], convolved (cross-correlated, as in deep learning) with
+    w[F,C,KH,KW], stride 1, `padding` zeros on each side: PAD, a sliding-window view, MUL and one
+    REDUCE over (C,KH,KW). The result is [F,OH,OW], or [N,F,OH,OW]. The product is laid out
+    [N?,F,C,KH,KW,OH,OW] so that the innermost loop runs along an output row (rangeify nests a
+    REDUCE's loops in its source's axis order)."""
     f, c, kh, kw = w.type.shape
-    p = padding
-    padded = pad(x, ((0, 0), (p, p), (p, p)))
-    view = windows(windows(padded, 1, kh), 3, kw)  # [C, KH, OH, KW, OW]
-    _, _, oh, _, ow = view.type.shape
-    patches = reshape(permute(view, (2, 4, 0, 1, 3)), (1, oh, ow, c, kh, kw))
-    shape = (f, oh, ow, c, kh, kw)
+    p, b = padding, len(x.type.shape) - 3  # b: 1 with a batch axis in front, else 0
+    batch = x.type.shape[:b]
+    padded = pad(x, ((0, 0),) * (b + 1) + ((p, p), (p, p)))
+    view = windows(windows(padded, b + 1, kh), b + 3, kw)  # [N?, C, KH, OH, KW, OW]
+    oh, ow = view.type.shape[b + 2], view.type.shape[b + 4]
+    order = (*range(b), b, b + 1, b + 3, b + 2, b + 4)
+    patches = reshape(permute(view, order), (*batch, 1, c, kh, kw, oh, ow))
+    shape = (*batch, f, c, kh, kw, oh, ow)
     left = expand(patches, shape)
-    right = expand(reshape(w, (f, 1, 1, c, kh, kw)), shape)
-    return reduce(UOp(Op.MUL, left.type, (left, right)), Op.ADD, (3, 4, 5))
+    right = expand(reshape(w, (*[1] * b, f, c, kh, kw, 1, 1)), shape)
+    return reduce(UOp(Op.MUL, left.type, (left, right)), Op.ADD, (b + 1, b + 2, b + 3))
+
+
+LOG2_E = float(np.float32(math.log2(math.e)))
+"""log2(e) rounded to f32: exp(t) is computed as EXP2(t * LOG2_E)."""
+
+
+def softmax(x: UOp) -> UOp:
+    """The softmax of each row of x[R,C]: e = exp(x - max of the row), then e / (sum of the
+    row's e). The row max and the row sum are REDUCEs over axis 1, EXPANDed back over the row;
+    exp is EXP2 of a product with log2(e); the division is FDIV (one rounding)."""
+    rows, cols = x.type.shape
+
+    def over_row(value: UOp) -> UOp:  # [R] -> [R,C], each row's value repeated along the row
+        return expand(reshape(value, (rows, 1)), (rows, cols))
+
+    shifted = UOp(Op.SUB, x.type, (x, over_row(reduce(x, Op.MAX, (1,)))))
+    log2_e = expand(UOp(Op.CONST, Type(x.dtype, ()), (), LOG2_E), (rows, cols))
+    exp = UOp(Op.EXP2, x.type, (UOp(Op.MUL, x.type, (shifted, log2_e)),))
+    return UOp(Op.FDIV, x.type, (exp, over_row(reduce(exp, Op.ADD, (1,)))))
 
 
 def index_ops(sink: UOp) -> list[UOp]:
