@@ -4,11 +4,14 @@ bit."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 
 from uir.backend.c.plugin import CBackend
+from uir.cli.main import main
 from uir.core.dtypes import f32
 from uir.core.interpret import evaluate
 from uir.core.printer import print_program
@@ -18,6 +21,42 @@ from uir.testing.shaped import check_lowered
 from uir.testing.tolerance import softmax_bound
 
 pytestmark = pytest.mark.skipif(not CBackend().available()[0], reason="no C compiler")
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+
+def _matmul_example() -> np.ndarray:
+    a = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float32)
+    b = np.array([[7, 8], [9, 10], [11, 12]], dtype=np.float32)
+    return a @ b
+
+
+def _conv2d_example() -> np.ndarray:
+    # x: 2 channels of 3x3, the second 100 times the first; w[f, c] as the example's comment says
+    x0 = np.arange(1, 10, dtype=np.float32).reshape(3, 3)
+    x = np.stack([x0, 100 * x0])
+    w = np.zeros((2, 2, 3, 3), dtype=np.float32)
+    w[0, 0] = 1  # filter 0: the neighbourhood sum of channel 0
+    w[1, 0, 1, 1] = 10  # filter 1: 10 times the centre of channel 0 ...
+    w[1, 1, 0, 0] = 1  # ... plus the up-left neighbour of channel 1
+    windows = np.lib.stride_tricks.sliding_window_view(
+        np.pad(x, ((0, 0), (1, 1), (1, 1))), (3, 3), (1, 2)
+    )
+    return np.einsum("chwij,fcij->fhw", windows, w)  # small integers: exact in any order
+
+
+@pytest.mark.parametrize("backend", ["interp", "c"])
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [("matmul_movement", _matmul_example), ("conv2d_movement", _conv2d_example)],
+)
+def test_the_movement_examples_print_what_numpy_computes(capsys, backend, name, expected):
+    path = EXAMPLES / f"{name}.uir"
+    assert main(["run", "--backend", backend, str(path)]) == 0
+    printed = capsys.readouterr().out.split()
+    assert np.array(printed, dtype=np.float32).tobytes() == expected().reshape(-1).tobytes()
+    # and the example states its output in its `# expect:` line
+    assert path.read_text().splitlines()[0] == "# expect: " + " ".join(printed)
 
 
 def test_matmul_and_conv2d_in_c_compute_what_numpy_does():

@@ -20,7 +20,7 @@ from uir.core.calls import inline_calls
 from uir.core.interpret import evaluate
 
 ROOT = Path(__file__).resolve().parents[3]
-SUITES = [ROOT / "suites" / week for week in ("week1", "week2", "week3", "week4")]
+SUITES = [ROOT / "suites" / week for week in ("week1", "week2", "week3", "week4", "week5")]
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C compiler")
 

@@ -1,4 +1,4 @@
-"""Shared fixtures: the suite programs of weeks 1-4 that run (expect-exit 0), and the programs of
+"""Shared fixtures: the suite programs of weeks 1-5 that run (expect-exit 0), and the programs of
 tests/programs/, each parsed and verified, its CALLs inlined and its shaped values lowered to loops
 (as the backends take them)."""
 
@@ -15,7 +15,7 @@ from uir.core.uop import UOp
 from uir.rewrite.passes import lower_shapes
 
 ROOT = Path(__file__).resolve().parents[3]
-SUITES = [ROOT / "suites" / week for week in ("week1", "week2", "week3", "week4")]
+SUITES = [ROOT / "suites" / week for week in ("week1", "week2", "week3", "week4", "week5")]
 
 
 @pytest.fixture(scope="session")

@@ -108,6 +108,28 @@ def test_a_padded_buffer_reads_every_element_inside_and_nothing_outside():
     assert same(run(value, {0: data}), np.pad(data.reshape(2, 3), ((2, 1), (1, 1))))
 
 
+def test_a_pad_of_memory_gates_its_read_and_a_pad_of_a_computed_value_picks_by_where():
+    # spec/rangeify.md section 8: through the FLIP and RESHAPE the padded source is a LOAD, so the
+    # gate is its INDEX's and no clamp or WHERE is left; a NEG of it is computed: WHERE and clamps.
+    # The -0.0s stay -0.0 and the padding is +0.0 both ways (a gated-off LOAD gives +0.0).
+    data = np.array([-0.0, 1, 2, -0.0, 4, 5], dtype=np.float32)
+    pairs = ((1, 0), (0, 2))
+    source = flip(load(0, f32, (2, 3)), (1,))
+    negated = UOp(Op.NEG, source.type, (source,))
+    for value, expected in [
+        (pad(source, pairs), np.pad(data.reshape(2, 3)[:, ::-1], pairs)),
+        (pad(negated, pairs), np.pad(-data.reshape(2, 3)[:, ::-1], pairs)),
+    ]:
+        assert same(run(value, {0: data}), expected)
+        lowered = simplify(maps_only(program(value))).toposort()
+        ops = {u.op for u in lowered}
+        gated = any(u.op is Op.INDEX and len(u.src) == 3 for u in lowered)
+        if value.src[0] is source:
+            assert gated and not ops & {Op.WHERE, Op.MAX, Op.MIN}
+        else:
+            assert not gated and {Op.WHERE, Op.MAX} <= ops
+
+
 # --- matmul and conv2d from movement plus one REDUCE ---------------------------------------------
 
 

@@ -11,8 +11,9 @@ they meet a value before its operands, push such an INDEX towards the leaves:
 - elementwise ops (ALU, WHERE, compares, CAST, BITCAST) are fused: the element of `a + b` is the
   element of `a` plus the element of `b`, recomputed at each use;
 - a movement op maps the index (`INDEX_MAPS`: EXPAND, RESHAPE, PERMUTE, SHRINK, FLIP): the maps
-  compose as the INDEX passes through one op after another; PAD reads its source at a clamped
-  index under a WHERE gate, and a STACK of shaped values picks its source by a WHERE chain;
+  compose as the INDEX passes through one op after another; PAD gates the read of a source
+  held in memory (a gated INDEX), and picks a computed source's element, read at a clamped index,
+  by a WHERE; a STACK of shaped values picks its source by a WHERE chain;
 - a whole-buffer LOAD becomes a scalar LOAD of the element (fused) unless some effect of the
   program overwrites the version it reads: a fused LOAD would then run in a loop that may come
   after that effect, so such a LOAD is first copied into a LOCAL (a snapshot);
@@ -174,26 +175,36 @@ INDEX_MAPS: dict[Op, IndexMap] = {
 PAD and STACK select instead (`_padded`, `_stacked`): an element there is a choice."""
 
 
-def _padded(pad: UOp, index: Index) -> UOp:
+def _padded(pad: UOp, index: Index, ctx: Context) -> UOp:
     """An element of PAD: the source's element where the index lies inside it, else the dtype's
-    zero. The source is read at a clamped index, in range whatever the gate says (a WHERE
-    computes both branches), so no access strays; the simplifier drops the clamps and compares
-    that the ranges make unnecessary."""
+    zero (spec/uir-week5.md 11.4). The validity is a gate mask. Where the source, through index
+    maps, is read from memory, the mask gates that read's INDEX: a gated-off LOAD reads nothing
+    and gives the zero. Otherwise the element is computed, and a WHERE picks it or the zero; a
+    WHERE computes both branches, so the source is read at a clamped index, in range whatever
+    the gate says. The simplifier drops the clamps and compares that the ranges make
+    unnecessary."""
     shape = pad.src[0].type.shape
-    source, inside = [], []
+    shifted, clamped, inside = [], [], []
     for i, dim, (before, after) in zip(index, shape, pad.arg, strict=True):
-        j = i
+        j = i.alu(Op.SUB, _const(before)) if before else i
+        shifted.append(j)
         if before:
             inside.append(_const(before).alu(Op.CMPLE, i))
-            j = j.alu(Op.SUB, _const(before)).alu(Op.MAX, _const(0))
+            j = j.alu(Op.MAX, _const(0))
         if after:
             inside.append(i.alu(Op.CMPLT, _const(before + dim)))
             j = j.alu(Op.MIN, _const(dim - 1))
-        source.append(j)
-    value = element(pad.src[0], tuple(source))
+        clamped.append(j)
     if not inside:
-        return value
+        return element(pad.src[0], tuple(shifted))
     gate = functools.reduce(lambda a, b: a.alu(Op.AND, b), inside)
+    source, at = pad.src[0], tuple(shifted)
+    while source.op in INDEX_MAPS:
+        source, at = source.src[0], INDEX_MAPS[source.op](source, at)
+    memory = _memory_of(source, ctx)
+    if memory is not None:
+        return _load(memory, at, source.type.shape, source.dtype, gate)
+    value = element(pad.src[0], tuple(clamped))
     return gate.alu(Op.WHERE, value, value.const_like(0))
 
 
@@ -304,9 +315,25 @@ def _materialized(value: UOp, ctx: Context) -> UOp:
     return found
 
 
-def _load(memory: UOp, index: Index, shape: Sequence[int], dtype: DType) -> UOp:
+def _load(
+    memory: UOp, index: Index, shape: Sequence[int], dtype: DType, gate: UOp | None = None
+) -> UOp:
     scalar = Type(dtype)
-    return UOp(Op.LOAD, scalar, (UOp(Op.INDEX, scalar, (memory, _flat(index, shape))),))
+    at = (memory, _flat(index, shape)) + ((gate,) if gate is not None else ())
+    return UOp(Op.LOAD, scalar, (UOp(Op.INDEX, scalar, at),))
+
+
+def _memory_of(value: UOp, ctx: Context) -> UOp | None:
+    """The memory the elements of `value` are loaded from, or None where they are computed: a
+    STAGE's or REDUCE's LOCAL, a whole-buffer LOAD's buffer version (or a snapshot of it, taken
+    before some effect of the program overwrites it: a fused LOAD would run in a loop that may
+    come after that effect)."""
+    if value.op in (Op.STAGE, Op.REDUCE):
+        return _materialized(value, ctx)
+    if value.op is Op.LOAD:
+        memory = value.src[0]
+        return _materialized(value, ctx) if version_of(memory) in ctx.written else memory
+    return None
 
 
 # --- the rules -------------------------------------------------------------------------------
@@ -321,15 +348,11 @@ def _element_of(ix: UOp, ctx: Context) -> UOp | None:
     if op in INDEX_MAPS:
         return element(value.src[0], INDEX_MAPS[op](value, index))
     if op is Op.PAD:
-        return _padded(value, index)
+        return _padded(value, index, ctx)
     if op is Op.STACK and _stacks_shapes(value):
         return _stacked(value, index)
-    if op in (Op.STAGE, Op.REDUCE):
-        return _load(_materialized(value, ctx), index, shape, value.dtype)
-    if op is Op.LOAD:
-        memory = value.src[0]
-        if version_of(memory) in ctx.written:
-            memory = _materialized(value, ctx)  # a snapshot, taken before the overwrite
+    memory = _memory_of(value, ctx)
+    if memory is not None:
         return _load(memory, index, shape, value.dtype)
     if op is Op.CONST:
         if value.arg.is_fill:
