@@ -7,7 +7,12 @@ the process that ran it.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -149,3 +154,85 @@ def test_uir_run_reports_a_crash_as_exit_4(monkeypatch, tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith(f"{path}: error: the compiled program was killed by SIGSEGV")
+
+
+# Two nested loops of 2**31 - 1 iterations each, a multiply-add carried across them (no closed
+# form a C compiler could find): the program runs far longer than any test waits.
+ENDLESS = """\
+%o    = BUFFER i32[1] 0
+%n    = CONST i32 2147483647
+%z    = CONST i32 0
+%three = CONST i32 3
+%a0   = INDEX i32 %o %z
+%init = STORE void %a0 %z
+%i    = RANGE i32 %n 0
+%j    = RANGE i32 %n 1
+%oK   = AFTER i32[1] %o %init %i %j
+%ak   = INDEX i32 %oK %z
+%old  = LOAD i32 %ak
+%m    = MUL i32 %old %three
+%new  = ADD i32 %m %j
+%upd  = STORE void %ak %new
+%done = END void %upd %i %j
+%o1   = AFTER i32[1] %o %done
+%out  = SINK void %o1
+"""
+
+
+def _forked_children(pid: int) -> list[int]:
+    """The children of `pid` that are forks of it (the same command line): not the C compiler."""
+    proc = Path(f"/proc/{pid}")
+    try:
+        cmdline = (proc / "cmdline").read_bytes()
+        children = (proc / "task" / str(pid) / "children").read_text().split()
+    except OSError:  # it has exited
+        return []
+    forks = []
+    for child in map(int, children):
+        try:
+            if Path(f"/proc/{child}/cmdline").read_bytes() == cmdline:
+                forks.append(child)
+        except OSError:
+            continue
+    return forks
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` still runs (a zombie, killed and not yet reaped, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def _wait_for(condition, bound_s: float) -> bool:
+    """Poll `condition` until it holds or a generous `bound_s` passes (a bound, not a timing)."""
+    deadline = time.monotonic() + bound_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
+def test_sigterm_to_uir_run_takes_the_running_child_down(tmp_path):
+    source = tmp_path / "endless.uir"
+    source.write_text(ENDLESS)
+    command = [sys.executable, "-m", "uir.cli.main", "run", "--backend", "c", str(source)]
+    uir = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        forks: list[int] = []
+        assert _wait_for(lambda: forks.extend(_forked_children(uir.pid)) or forks, 120), (
+            "the compiled program never started"
+        )
+        uir.send_signal(signal.SIGTERM)
+        uir.wait(timeout=60)
+        assert _wait_for(lambda: not any(map(_alive, forks)), 60), "the child outlived uir"
+    finally:
+        uir.kill()
+        uir.wait()
+        for child in forks:
+            if _alive(child):
+                os.kill(child, signal.SIGKILL)

@@ -72,3 +72,15 @@ def test_a_pass_that_changes_an_output_type_is_exit_4_naming_it(tmp_path):
         assert done.stderr.startswith("p.uir: error: pass 'tofloat' changed the program's outputs")
     done = uir(tmp_path, "-p", "tofloat", "run", "--skip", "tofloat", "p.uir")
     assert (done.returncode, done.stdout) == (0, "5\n")
+
+
+def test_uir_test_finds_a_plugin_module_in_the_directory_it_runs_in(tmp_path):
+    # The reference runs each test in a scratch directory; `-p mymodule` still means the
+    # mymodule.py of the directory `uir test` runs in. The negating pass turns 2 + 3 into -5,
+    # so the test passes only if the plugin was loaded.
+    (tmp_path / "mymodule.py").write_text(NEGATE)
+    (tmp_path / "negated.uir").write_text("# expect: -5\n" + ADD)
+    for args in (["test", "-p", "mymodule"], ["-p", "mymodule", "test", "--no-fork-server"]):
+        done = uir(tmp_path, *args, "negated.uir")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "1 of 1 passed" in done.stdout

@@ -11,6 +11,7 @@ from uir.core.ops import ALU, Op
 from uir.core.parse import Program
 from uir.core.uop import UOp
 from uir.core.verify import verify
+from uir.testing import model
 from uir.testing.programs import programs
 
 ALL_DTYPES = tuple(d for d in DTYPES.values() if not d.is_void)
@@ -282,3 +283,13 @@ def test_week3_programs_have_no_shaped_arithmetic():
     sinks = drawn(programs(week=3), 200)
     assert not ops_of(sinks) & {Op.REDUCE, Op.EXPAND, Op.STAGE}
     assert not any(shaped_alu(sink) for sink in sinks)
+
+
+def test_the_generator_draws_an_effect_only_an_unused_call_argument_reaches():
+    # Such an effect is dead (spec/uir-week1.md section 8.3): the differential tests then check
+    # that the model, which skips unused arguments, and the interpreter, which inlines, agree.
+    def dead_effect(sink: UOp) -> bool:
+        live = model.reached(sink)
+        return any(u.op in (Op.STORE, Op.END) and u not in live for u in uops(sink))
+
+    assert dead_effect(find_drawn(programs(week=2), dead_effect))

@@ -1,10 +1,10 @@
 """The verifier: every rule uir.md checks on a parsed graph, one function per op family.
 
-Per-op checks run first, on every statement; then the whole-program rules: distinct buffer slots,
-the full memory order and the SINK's outputs (uir.md 6.3), and, on the inlined graph, no shaped
-value inside a loop (7, 8) and bounds proofs for every INDEX (6.4). Failures raise VerifyError
-naming the line of the offending statement. Dead statements (not reachable from the SINK) are
-never verified.
+Per-op checks run first, on every statement; then the whole-program rules, on the inlined graph
+(a program means its inlined program: spec/uir-week1.md section 8.3): distinct buffer slots, the
+full memory order and the SINK's outputs (uir.md 6.3), no shaped value inside a loop (7, 8) and
+bounds proofs for every INDEX (6.4). Failures raise VerifyError naming the line of the offending
+statement. Dead statements (not reachable from the SINK) are never verified.
 """
 
 from __future__ import annotations
@@ -64,6 +64,9 @@ class _Checker:
 
     def __init__(self, program: Program) -> None:
         self.program = program
+        # Each UOp the inliner built -> the UOp written in the program: the whole-program rules
+        # judge the inlined graph, and their errors name the line the user wrote.
+        self.origins: Origins = {}
         # Each CALL body checked so far -> its PARAMs: a body called n times is walked once.
         self.body_params: dict[UOp, list[UOp]] = {}
 
@@ -72,8 +75,11 @@ class _Checker:
         """The ranges each UOp is inside, computed once for the AFTER checks and the schedule."""
         return ranges_inside(self.program.sink)
 
+    def line_of(self, uop: UOp) -> int | None:
+        return self.program.line_of(self.origins.get(uop, uop))
+
     def fail(self, uop: UOp, message: str) -> VerifyError:
-        return VerifyError(message, self.program.line_of(uop))
+        return VerifyError(message, self.line_of(uop))
 
     def arity(self, uop: UOp, count: int) -> None:
         got = len(uop.src)
@@ -90,7 +96,7 @@ class _Checker:
             raise self.fail(uop, f"{uop.op} takes {what} (an int >= 0)")
 
     def line_note(self, uop: UOp) -> str:
-        line = self.program.line_of(uop)
+        line = self.line_of(uop)
         return f" on line {line}" if line is not None else ""
 
     def same_types(self, uop: UOp, srcs: tuple[UOp, ...]) -> Type:
@@ -769,8 +775,11 @@ def _check_slots(c: _Checker, statements: list[UOp]) -> None:
 
 
 def _check_memory_order(c: _Checker, sink: UOp, statements: list[UOp]) -> None:
-    """The program is fully ordered, and the SINK prints one final version per buffer (6.3)."""
-    _, order = planned(sink, c.program.line_of, statements, c.inside)
+    """The program is fully ordered, and the SINK prints one final version per buffer (6.3).
+
+    `sink` is the inlined program and `statements` its UOps, sources first."""
+    inside = c.inside if sink is c.program.sink else None
+    _, order = planned(sink, c.line_of, statements, inside)
     printed: dict[UOp, UOp] = {}  # buffer -> the state the SINK prints
     for s in sink.src:
         if kind(s) is not Kind.MEMORY:
@@ -789,14 +798,14 @@ def _check_memory_order(c: _Checker, sink: UOp, statements: list[UOp]) -> None:
             )
 
 
-def _check_shapes_outside_loops(c: _Checker, flat: UOp, origins: Origins) -> None:
+def _check_shapes_outside_loops(c: _Checker, flat: UOp) -> None:
     """Inside a loop, values are scalars or week 1's small vectors (uir.md sections 7 and 8).
 
     Checked on the inlined graph `flat`, so that a CALL whose body does shaped arithmetic counts
     as that arithmetic. A whole-buffer STORE is never inside a range either: a loop writes one
     element at a time.
     """
-    at = naming(c.program.line_of)
+    at = naming(c.line_of)
     inside = ranges_inside(flat)
     for uop, ranges in inside.items():
         if not ranges or kind(uop) not in (Kind.VALUE, Kind.EFFECT):
@@ -810,15 +819,15 @@ def _check_shapes_outside_loops(c: _Checker, flat: UOp, origins: Origins) -> Non
                 f"{what} is inside the loop of {loop}: inside a loop, values are scalars "
                 "(or small vectors: STACK, shaped CONST), read and written one element at a "
                 "time through INDEX",
-                c.program.line_of(origins.get(uop, uop)),
+                c.line_of(uop),
             )
 
 
-def _check_index_bounds(program: Program, flat: UOp, origins: Origins, order: list[UOp]) -> None:
+def _check_index_bounds(c: _Checker, order: list[UOp]) -> None:
     """Prove every INDEX in range, as if every CALL were inlined (uir.md sections 5 and 6.4).
 
-    A gated INDEX only needs to be in range where its gate holds. `flat` is the inlined graph and
-    `order` its UOps, sources first.
+    A gated INDEX only needs to be in range where its gate holds. `order` is the inlined graph's
+    UOps, sources first.
     """
     for uop in order:
         if uop.op is not Op.INDEX:
@@ -833,11 +842,10 @@ def _check_index_bounds(program: Program, flat: UOp, origins: Origins, order: li
             found, where = bounds(uop.src[1]), ""
         lo, hi = found
         if lo < 0 or hi >= size:
-            line = program.line_of(origins.get(uop, uop))
-            raise VerifyError(
+            raise c.fail(
+                uop,
                 f"cannot prove the index in range{where}: it lies in [{lo}, {hi}], "
                 f"the size is {size}",
-                line,
             )
 
 
@@ -879,11 +887,14 @@ def verify(program: Program) -> None:
     for uop in statements:
         if uop.op is Op.PARAM:
             raise c.fail(uop, "PARAM outside any CALL body")
+    # The program means its inlined program (uir-week1.md section 8.3): what only a CALL argument
+    # that no body uses reaches (an effect, a buffer, an INDEX) is dead there, so the
+    # whole-program rules judge the inlined graph, which has no CALL and so no body to skip.
+    flat = inline_calls(sink, c.origins)
+    if flat is not sink:
+        statements = flat.toposort()
     _check_slots(c, statements)
-    _check_memory_order(c, sink, statements)
-    origins: Origins = {}
-    flat = inline_calls(sink, origins)
-    order = everything if flat is sink else flat.toposort()
-    if any(uop.op is Op.RANGE for uop in order):
-        _check_shapes_outside_loops(c, flat, origins)
-    _check_index_bounds(program, flat, origins, order)
+    _check_memory_order(c, flat, statements)
+    if any(uop.op is Op.RANGE for uop in statements):
+        _check_shapes_outside_loops(c, flat)
+    _check_index_bounds(c, statements)

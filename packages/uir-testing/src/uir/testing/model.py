@@ -10,7 +10,9 @@ follows the spec's words directly:
   once;
 - BITCAST goes through `struct`;
 - a CALL evaluates its body in an environment binding each PARAM slot to an argument's value
-  (nothing is substituted);
+  (nothing is substituted); an argument at a slot the body never uses is never evaluated, and
+  what only such arguments reach (effects, loops) is dead, as in the inlined program
+  (spec/uir-week1.md section 8.3);
 - memory is functional: each version of a buffer is its own tuple of contents, and a STORE
   makes the next version from the one it writes. A fully ordered program chains the stores to a
   buffer (uir.md 6.3), so the version "after every dep" of an AFTER is the one the newest of its
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 import math
 import struct
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -281,9 +284,10 @@ class _Frame:
         self.args = args
         self.values: dict[tuple[UOp, frozenset[tuple[UOp, int]]], Any] = {}
         self.inside: dict[UOp, frozenset[UOp]] = {}
-        program = root.toposort(bodies=False) if root is not None else []
         # the effects the program runs (a STORE or END not under the SINK never runs)
-        self.effects = [u for u in program if u.op in (Op.STORE, Op.END)]
+        program = root.toposort(bodies=False) if root is not None else []
+        run = reached(root) if root is not None else set()
+        self.effects = [u for u in program if u.op in (Op.STORE, Op.END) and u in run]
         # each RANGE -> how many loops are around it: an END inside loops Q listing r1 .. rn
         # puts rk inside Q and r1 .. r(k-1)
         self.depth = {
@@ -296,8 +300,7 @@ class _Frame:
     def ranges(self, uop: UOp) -> frozenset[UOp]:
         """The RANGEs `uop` is inside: those it reaches without passing an END listing them."""
         if uop not in self.inside:
-            src = uop.src[1:] if uop.op is Op.CALL else uop.src
-            found = frozenset().union(*(self.ranges(s) for s in src))
+            found = frozenset().union(*(self.ranges(s) for s in operands(uop)))
             if uop.op is Op.RANGE:
                 found |= {uop}
             elif uop.op is Op.END:
@@ -319,7 +322,11 @@ class _Frame:
         if op is Op.RANGE:
             return env[uop]
         if op is Op.CALL:
-            return _Frame(tuple(self.value(s, env) for s in uop.src[1:])).value(uop.src[0])
+            used = used_slots(uop.src[0])
+            args = tuple(
+                self.value(s, env) if i in used else None for i, s in enumerate(uop.src[1:])
+            )
+            return _Frame(args).value(uop.src[0])
         if op is Op.CONST:
             if uop.type.shape:
                 return tuple(scalar(v, dtype) for v in uop.arg)
@@ -443,6 +450,37 @@ class _Frame:
                     self.before_loop(buffer, frozenset(inner), first | {r: 0 for r in inner})
                 )
         return min((s for s in states if s is not None), key=lambda v: v.stores, default=None)
+
+
+def used_slots(body: UOp) -> frozenset[int]:
+    """The PARAM slots a CALL body reads: those it reaches without entering a nested body, and
+    passing a nested CALL only through the arguments that CALL's body reads in turn."""
+    if body not in _USED:
+        _USED[body] = frozenset(u.arg for u in reached(body) if u.op is Op.PARAM)
+    return _USED[body]
+
+
+_USED: weakref.WeakKeyDictionary[UOp, frozenset[int]] = weakref.WeakKeyDictionary()
+
+
+def operands(uop: UOp) -> tuple[UOp, ...]:
+    """The sources whose values `uop` needs: a CALL's are the arguments its body reads."""
+    if uop.op is not Op.CALL:
+        return uop.src
+    used = used_slots(uop.src[0])
+    return tuple(a for i, a in enumerate(uop.src[1:]) if i in used)
+
+
+def reached(root: UOp) -> set[UOp]:
+    """The UOps `root` reaches through `operands`, outside CALL bodies: what runs if `root` is a
+    SINK (the program as if every CALL were inlined)."""
+    seen, stack = {root}, [root]
+    while stack:
+        for s in operands(stack.pop()):
+            if s not in seen:
+                seen.add(s)
+                stack.append(s)
+    return seen
 
 
 def shaped(uop: UOp, srcs: list[Any]) -> Any:

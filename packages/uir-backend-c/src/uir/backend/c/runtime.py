@@ -13,6 +13,7 @@ import mmap
 import os
 import resource
 import signal
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -66,9 +67,24 @@ def _describe(status: int) -> str:
     return f"exited with status {os.waitstatus_to_exitcode(status)}"
 
 
+# prctl's option that asks the kernel to signal this process when its parent dies (linux/prctl.h).
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent: int) -> None:
+    """In the child: be killed when `parent` dies, however it dies. A parent killed by a plain
+    SIGTERM runs no Python code, so only the kernel can take the child down with it."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before prctl: no signal will ever come
+        os._exit(1)
+
+
 def run_isolated(call: Callable[[], object]) -> None:
     """Run `call` in a forked child and wait for it; a child that does not finish normally
     becomes a BackendError. The child changes nothing here except shared memory."""
+    parent = os.getpid()
     try:
         pid = os.fork()
     except OSError as exc:  # a process limit reached
@@ -76,6 +92,7 @@ def run_isolated(call: Callable[[], object]) -> None:
     if pid == 0:  # the child: never return into the caller's code
         code = 1
         try:
+            _die_with(parent)
             # The parent reports a crash: no Python traceback dump (pytest enables faulthandler)
             # and no core file from a grader's deliberately bad C.
             faulthandler.disable()

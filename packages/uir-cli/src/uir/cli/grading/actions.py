@@ -146,11 +146,13 @@ def stop_on_signals() -> Iterator[tuple[threading.Event, list[int]]]:
             signal.signal(number, action)
 
 
-def forked_reference(stack: contextlib.ExitStack, run_args: tuple[str, ...]) -> Compiler:
-    """This installation, run as `uir RUN_ARGS FILE` from a fork server that lives as long as
-    `stack`: our own code, trusted, so limited but not isolated (spec/grading.md section 3)."""
-    server = stack.enter_context(ForkServer(pythonpath=os.environ.get("PYTHONPATH", "")))
-    return Compiler(("uir",), run_args, None, server)
+def forked_reference(stack: contextlib.ExitStack, reference: Compiler) -> Compiler:
+    """The `reference` installation, run as `uir RUN_ARGS FILE` in its environment from a fork
+    server that lives as long as `stack`: our own code, trusted, so limited but not isolated
+    (spec/grading.md section 3). The server preloads along that environment's PYTHONPATH."""
+    pythonpath = (os.environ if reference.env is None else reference.env).get("PYTHONPATH", "")
+    server = stack.enter_context(ForkServer(pythonpath=pythonpath))
+    return Compiler(("uir",), reference.run_args, reference.env, server)
 
 
 def test(args: argparse.Namespace) -> int:
@@ -162,7 +164,7 @@ def test(args: argparse.Namespace) -> int:
         if args.compiler is None and not args.no_fork_server and not args.render:
             # The reference is our own code, trusted: it runs under the limits but outside the
             # namespaces, forked from a preloaded Python (spec/grading.md section 3).
-            compiler = forked_reference(stack, compiler.run_args)
+            compiler = forked_reference(stack, compiler)
         elif args.compiler is not None:
             isolation = isolation_for(args, compiler, tests)
             compiler = compiler.confined(isolation, args.env)

@@ -59,9 +59,8 @@ def validate_tests(args: argparse.Namespace) -> int:
     if not files:
         raise UsageError(f"no files in {directory}")
     limits = limits_from(args)
-    run_args = reference_run_args(args.backend, args.plugin_modules)
     with contextlib.ExitStack() as stack:
-        reference = forked_reference(stack, run_args)
+        reference = forked_reference(stack, reference_compiler(args.backend, args.plugin_modules))
         stop, received = stack.enter_context(stop_on_signals())
         checked = validate.validate(
             files, args.week, reference, limits, args.jobs, args.runs, known, stop

@@ -18,10 +18,9 @@ from uir.core.errors import UsageError
 
 from ..output import write_output
 from . import crossgrade, matrix, report, shards
-from .actions import NOT_PASSED, WEAKER, _collect, limits_from, stop_on_signals
+from .actions import NOT_PASSED, WEAKER, _collect, forked_reference, limits_from, stop_on_signals
 from .crossgrade import REFERENCE, Entrant, Tests
-from .forkserver import ForkServer
-from .harness import Compiler, reference_compiler, reference_run_args
+from .harness import reference_compiler, reference_run_args
 from .isolation import Mode
 from .limits import Limits
 from .roster import Team, load_roster
@@ -68,8 +67,7 @@ def _entrants(
     not reached before `stop` has no compiler and no problem: its tests stay not run."""
     reference = reference_compiler(args.backend, args.plugin_modules)
     if not args.no_fork_server:  # our own code: limits, no namespaces (section 3)
-        server = stack.enter_context(ForkServer(pythonpath=os.environ.get("PYTHONPATH", "")))
-        reference = Compiler(("uir",), reference.run_args, None, server)
+        reference = forked_reference(stack, reference)
     source = shlex.join(["uir", *reference.run_args])
     entrants = [Entrant(REFERENCE, source, reference, isolation=report.TRUSTED)]
     workdir = os.path.join(args.out, CHECKOUTS)

@@ -66,12 +66,22 @@ def reference_run_args(
     return tuple(words)
 
 
+def plugin_environment(plugins: Sequence[str]) -> dict[str, str] | None:
+    """The reference's environment when it loads `-p` modules: the directory `uir test` runs in
+    leads PYTHONPATH. The reference runs in a scratch directory, and `-p mod` must still mean the
+    `mod.py` here, as it does for `uir run -p mod`. None (the environment as it is) without any."""
+    if not plugins:
+        return None
+    path = [os.getcwd(), os.environ.get("PYTHONPATH", "")]
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(path).rstrip(os.pathsep))
+
+
 def reference_compiler(
     backend: str | None = None, plugins: Sequence[str] = (), command: str = "run"
 ) -> Compiler:
     """This installation of `uir`, run as `python -m uir.cli.main run [--backend NAME] FILE`."""
     run_args = reference_run_args(backend, plugins, command)
-    return Compiler((sys.executable, "-m", "uir.cli.main"), run_args)
+    return Compiler((sys.executable, "-m", "uir.cli.main"), run_args, plugin_environment(plugins))
 
 
 # The render grader's checker (render_check.py), run by this installation's Python.

@@ -1,7 +1,8 @@
 """Judging students' tests before they grade anyone (`uir validate-tests`, spec/grading.md
 section 13): a submitted test is valid when its directives are well formed, the reference agrees
-with what it expects, every time and within the limits, its program keeps to the ops of the
-week, and it is no copy of a suite test or of an earlier submission.
+with what it expects, every time and within the limits, its program keeps to what the week
+allows (its ops, and what they are applied to: weeks.py), and it is no copy of a suite test or
+of an earlier submission.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from uir.core import UIRError, parse, print_program
-from uir.core.ops import Op, ops_of_week, week_of
 
 from .harness import Compiler, TestResult, run_tests
 from .judge import Verdict
@@ -21,6 +21,7 @@ from .limits import Limits
 from .report import _text as json_text
 from .report import shown
 from .testfile import TestFile, TestFileError, read_test
+from .weeks import Feature, features, later_than
 
 # Two tests are the same when their programs print alike and they expect the same things.
 Key = tuple[str, tuple[str, ...], int, int | None]
@@ -40,9 +41,9 @@ class Validation:
         return not self.reasons
 
 
-def canonical_program(text: str) -> tuple[str, frozenset[str] | None]:
-    """The program's canonical text and the names of the ops it runs (None when it does not
-    parse).
+def canonical_program(text: str) -> tuple[str, frozenset[Feature] | None]:
+    """The program's canonical text and what the UOps it runs use (weeks.features; None when it
+    does not parse).
 
     A program that parses prints as the printer prints it: names and spacing no longer matter.
     Its dead statements are printed too, as if the SINK listed them, since a test may be about
@@ -56,18 +57,17 @@ def canonical_program(text: str) -> tuple[str, frozenset[str] | None]:
         return "unparsed:\n" + "\n".join(" ".join(words) for words in codes if words), None
     sink = program.sink
     live = sink.toposort()
-    ops = frozenset(u.op.name for u in live)
     alive = set(live)
     dead = tuple(
         u for u, _ in sorted(program.lines.items(), key=lambda kv: kv[1]) if u not in alive
     )
-    return print_program(sink.replace(src=(*sink.src, *dead)) if dead else sink), ops
+    return print_program(sink.replace(src=(*sink.src, *dead)) if dead else sink), features(live)
 
 
-def identity_of(test: TestFile) -> tuple[Key, frozenset[str] | None]:
-    """A test's identity for duplicates, and the ops its program runs."""
-    program, ops = canonical_program(test.program)
-    return (program, test.expected_lines, test.expected_exit, test.tolerance_ulp), ops
+def identity_of(test: TestFile) -> tuple[Key, frozenset[Feature] | None]:
+    """A test's identity for duplicates, and what the UOps its program runs use."""
+    program, used = canonical_program(test.program)
+    return (program, test.expected_lines, test.expected_exit, test.tolerance_ulp), used
 
 
 def suite_keys(paths: Iterable[str]) -> dict[Key, str]:
@@ -95,14 +95,10 @@ def submitted_files(directory: str) -> list[tuple[str, str]]:
     return sorted(found, key=lambda item: item[1])
 
 
-def _ops_reasons(ops: frozenset[str] | None, week: int) -> list[str]:
-    if ops is None:
+def _week_reasons(used: frozenset[Feature] | None, week: int, rejected: bool) -> list[str]:
+    if used is None:
         return []
-    allowed = {op.name for op in ops_of_week(week)}
-    return [
-        f"uses {name}, an op of week {week_of(Op[name])}, not allowed in week {week}"
-        for name in sorted(ops - allowed)
-    ]
+    return [f"uses {f.what}, not allowed in week {week}" for f in later_than(used, week, rejected)]
 
 
 def reference_reasons(runs: Sequence[TestResult], limits: Limits) -> list[str]:
@@ -144,8 +140,8 @@ def validate(
             item.reasons.append(f"malformed: {error}")
             continue
         tests[item.path] = test
-        keys[item.path], ops = identity_of(test)
-        item.reasons += _ops_reasons(ops, week)
+        keys[item.path], used = identity_of(test)
+        item.reasons += _week_reasons(used, week, rejected=test.expected_exit != 0)
     results: dict[str, list[TestResult]] = {path: [] for path in tests}
     for _ in range(runs):
         if stop is not None and stop.is_set():
