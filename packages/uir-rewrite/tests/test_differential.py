@@ -142,3 +142,24 @@ def test_pipeline_keeps_every_output_bit_of_shaped_programs(sink):
 def test_each_pass_keeps_every_output_bit_of_shaped_programs(sink):
     for one_pass in (inline, fold, simplify, rangeify):
         assert_loops_kept(sink, one_pass(sink))
+
+
+# Week-5 programs: movement chains (RESHAPE, PERMUTE, EXPAND, PAD, SHRINK, FLIP, STACK of values)
+# at ranks 1 to 4 (a few up to 8) mixed with everything of weeks 1-4, REDUCE over any axes, LOADs
+# RESHAPEd and STOREs of RESHAPEs. rangeify turns each movement op into index arithmetic (div,
+# mod, clamps, PAD's gates), which the simplifier then cleans with the bounds of the new ranges:
+# the loops must print the shaped program's bits, in the interpreter and in the model.
+MOVEMENT_PROGRAMS = programs(week=5)
+
+
+@settings(max_examples=200 * SCALE)
+@given(MOVEMENT_PROGRAMS)
+def test_pipeline_keeps_every_output_bit_of_movement_programs(sink):
+    assert_loops_kept(sink, pipeline(sink))
+
+
+@settings(max_examples=100 * SCALE)
+@given(MOVEMENT_PROGRAMS)
+def test_each_pass_keeps_every_output_bit_of_movement_programs(sink):
+    for one_pass in (inline, fold, simplify, rangeify):
+        assert_loops_kept(sink, one_pass(sink))
