@@ -153,22 +153,22 @@ def fold_sum(array: np.ndarray, axes: Sequence[int]) -> np.ndarray:
     return total
 
 
-def split(draw: st.DrawFn, size: int, max_rank: int = 4) -> tuple[int, ...]:
-    """A random shape of 1 to `max_rank` dims holding `size` elements: its prime factors dealt
-    out to the dims (the rest are 1)."""
-    dims = [1] * draw(st.integers(1, max_rank))
+def split(draw: st.DrawFn, size: int, ranks: tuple[int, int] = (1, 4)) -> tuple[int, ...]:
+    """A random shape of `ranks[0]` to `ranks[1]` dims holding `size` elements: its prime
+    factors dealt out to the dims (the rest are 1)."""
+    dims = [1] * draw(st.integers(*ranks))
     for f in draw(st.permutations(_factors(size))):
         dims[draw(st.integers(0, len(dims) - 1))] *= f
     return tuple(dims)
 
 
-def move(draw: st.DrawFn, kind: str, value: UOp, max_rank: int = 4) -> tuple[UOp, Reference]:
+def move(draw: st.DrawFn, kind: str, value: UOp) -> tuple[UOp, Reference]:
     """The movement op `kind` (one of MOVES) of the shaped `value`, its arguments drawn, and the
-    numpy function that computes it from `value`'s array. A RESHAPE gives, and an EXPAND adds a
-    leading axis up to, `max_rank` dims."""
+    numpy function that computes it from `value`'s array. A RESHAPE gives 1 to 4 dims, and an
+    EXPAND adds a leading axis up to 4."""
     shape, rank = value.type.shape, len(value.type.shape)
     if kind == "reshape":
-        dims = split(draw, value.type.size, max_rank)
+        dims = split(draw, value.type.size)
         return reshape(value, dims), lambda a: a.reshape(dims)
     if kind == "permute":
         order = tuple(draw(st.permutations(range(rank))))
@@ -188,7 +188,7 @@ def move(draw: st.DrawFn, kind: str, value: UOp, max_rank: int = 4) -> tuple[UOp
         return pad(value, padding), lambda a: np.pad(a, padding)
     # expand: each axis of size 1 broadcast, and maybe a new leading axis
     dims = [draw(st.integers(1, 3)) if d == 1 else d for d in shape]
-    if rank < max_rank and draw(st.booleans()):
+    if rank < 4 and draw(st.booleans()):
         dims.insert(0, draw(st.integers(1, 3)))
     return expand(value, dims), lambda a: np.broadcast_to(a, dims)
 

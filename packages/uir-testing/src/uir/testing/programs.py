@@ -20,7 +20,7 @@ step is one drawing method of `_Builder`, listed in STEPS with the week whose op
   MAX, MIN) of a number vector to a scalar, STAGE, and whole-buffer LOADs and STOREs of buffer
   versions and their windows. Shaped values are drawn outside loops only (a loop step draws
   scalars from the pool), as the spec requires;
-- week 5: shaped values of rank 1 to 4 (RESHAPE reaches up to MAX_RANK now and then), and every
+- week 5: shaped values of rank 1 to 4 (now and then a RESHAPE gives 5 to MAX_RANK), and every
   week-4 step at those ranks, REDUCE over any axes (to a smaller shaped value or a scalar) and a
   whole-buffer LOAD RESHAPEd to any shape, a STORE of a value RESHAPEd to rank 1; chains of
   movement ops (RESHAPE, PERMUTE, EXPAND, PAD, SHRINK of a value, FLIP) drawn as
@@ -673,21 +673,24 @@ class _Builder:
     def movement(self) -> UOp:
         """A chain of one to three movement ops from a shaped value, each drawn as
         uir.testing.movement draws it; a move that would exceed MAX_ELEMENTS is left out. Now
-        and then a RESHAPE reaches up to MAX_RANK dims."""
+        and then a RESHAPE gives a rank of 5 to MAX_RANK."""
         if self.vectors and self.draw(st.booleans()):
             value = self.draw(st.sampled_from(self.vectors[-8:]))
         else:
             value = self.pick_shaped(self.shaped_type())
         for _ in range(self.draw(st.integers(1, 3))):
-            kind = self.draw(st.sampled_from(movement.MOVES))
-            max_rank = MAX_RANK if self.draw(st.integers(0, 7)) == 0 else 4
-            moved, _ = movement.move(self.draw, kind, value, max_rank)
+            if self.draw(st.integers(0, 7)) == 0:
+                dims = movement.split(self.draw, value.type.size, (5, MAX_RANK))
+                moved = movement.reshape(value, dims)
+            else:
+                kind = self.draw(st.sampled_from(movement.MOVES))
+                moved, _ = movement.move(self.draw, kind, value)
             if moved.type.size <= MAX_ELEMENTS:
                 value = moved
         return value
 
     def stack_values(self) -> UOp:
-        """STACK of two or three shaped values of one type (below MAX_RANK): a new leading axis."""
+        """STACK of two or three shaped values of one type: a new leading axis."""
         type_, count = self.shaped_type(), self.draw(st.integers(2, 3))
         while type_.size * count > MAX_ELEMENTS:
             type_ = Type(type_.dtype, type_.shape[1:])  # drop leading axes until it fits
