@@ -47,6 +47,7 @@ from __future__ import annotations
 import itertools
 import math
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -486,7 +487,7 @@ def flat_index(at: Index, shape: Index) -> int:
 
 # Each movement op as the spec defines it: for an index `o` of the result, the index of the
 # source element found there (None: a PAD's zero), given the source's shape and the op's argument.
-SourceIndex = Any  # (o, source shape, result shape, arg) -> Index | None
+SourceIndex = Callable[[Index, Index, Index, Any], Index | None]  # o, shapes, arg -> source
 
 
 def _expand_source(o: Index, shape: Index, result: Index, arg: Any) -> Index:
@@ -522,7 +523,7 @@ def _reshape_source(o: Index, shape: Index, result: Index, arg: Any) -> Index:
     return tuple(reversed(at))
 
 
-SOURCE_INDEX = {
+SOURCE_INDEX: dict[Op, SourceIndex] = {
     Op.RESHAPE: _reshape_source,
     Op.EXPAND: _expand_source,
     Op.PERMUTE: _permute_source,
