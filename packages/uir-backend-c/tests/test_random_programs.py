@@ -3,9 +3,10 @@ the C backend agree bit for bit (NaN payloads are unspecified: NaNs compare by N
 
 Programs come from the project's one generator (uir.testing.programs): week-1 programs with CALLs,
 STACK, INDEX and edge values, memory programs in every dtype with global buffers, LOCALs,
-windows and gates, and week-3 loop programs (nests, triangular and zero-trip loops, accumulators,
-ends loaded from memory). EXP2, LOG2 and SIN are left out of the memory and loop programs: they
-are only specified to 2 ulp.
+windows and gates, week-3 loop programs (nests, triangular and zero-trip loops, accumulators,
+ends loaded from memory), week-4 shaped programs and week-5 movement chains at any rank, which
+the C backend renders through rangeify's index arithmetic. EXP2, LOG2 and SIN are left out of
+the memory, loop and shaped programs: they are only specified to 2 ulp.
 
 Until the C backend renders RANGE (issue 9 item 6, branch cloops), the loop programs are skipped
 on the BackendError that says so; until the passes keep loop programs valid, a program they break
@@ -39,10 +40,11 @@ ALL_DTYPES = tuple(d for d in DTYPES.values() if not d.is_void)
 MEMORY_PROGRAMS = programs(week=2, dtypes=ALL_DTYPES, approximate=False)
 LOOP_PROGRAMS = programs(week=3, dtypes=ALL_DTYPES, approximate=False)
 SHAPED_PROGRAMS = programs(week=4, dtypes=ALL_DTYPES, approximate=False)
+MOVEMENT_PROGRAMS = programs(week=5, dtypes=ALL_DTYPES, approximate=False)
 BY_WEEK = pytest.mark.parametrize(
     "strategy",
-    [MEMORY_PROGRAMS, LOOP_PROGRAMS, SHAPED_PROGRAMS],
-    ids=["week2_memory", "week3_loops", "week4_shapes"],
+    [MEMORY_PROGRAMS, LOOP_PROGRAMS, SHAPED_PROGRAMS, MOVEMENT_PROGRAMS],
+    ids=["week2_memory", "week3_loops", "week4_shapes", "week5_movement"],
 )
 
 

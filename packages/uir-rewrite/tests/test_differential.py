@@ -10,7 +10,9 @@ still compare the interpreter before and after the passes.
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, event, given, reject, settings
+from hypothesis import strategies as st
 
 from uir.core.interpret import evaluate
 from uir.core.ops import Op
@@ -127,18 +129,26 @@ def test_each_pass_keeps_every_output_bit_of_loop_programs(sink):
 
 # Week-4 shaped programs (elementwise ops, EXPAND, REDUCE, STAGE, whole-buffer LOADs and STOREs,
 # with everything of weeks 1-3): rangeify lowers them to week-3 loops, which must print the same
-# bits as the shaped program, in the interpreter and in the model (tuples, REDUCE a left fold).
-SHAPED_PROGRAMS = programs(week=4)
+# bits as the shaped program, in the interpreter and in the model (REDUCE a left fold). Week 5
+# adds movement chains (RESHAPE, PERMUTE, EXPAND, PAD, SHRINK, FLIP, STACK of values) at ranks 1
+# to 4 (a few up to 8), REDUCE over any axes, LOADs RESHAPEd and STOREs of RESHAPEs: rangeify
+# turns each movement op into index arithmetic (div, mod, clamps, PAD's gates) that the
+# simplifier then cleans with the bounds of the new ranges.
+SHAPED_WEEKS = pytest.mark.parametrize("week", (4, 5), ids=("week4_shapes", "week5_movement"))
 
 
+@SHAPED_WEEKS
 @settings(max_examples=200 * SCALE)
-@given(SHAPED_PROGRAMS)
-def test_pipeline_keeps_every_output_bit_of_shaped_programs(sink):
+@given(data=st.data())
+def test_pipeline_keeps_every_output_bit_of_shaped_programs(week, data):
+    sink = data.draw(programs(week=week))
     assert_loops_kept(sink, pipeline(sink))
 
 
+@SHAPED_WEEKS
 @settings(max_examples=100 * SCALE)
-@given(SHAPED_PROGRAMS)
-def test_each_pass_keeps_every_output_bit_of_shaped_programs(sink):
+@given(data=st.data())
+def test_each_pass_keeps_every_output_bit_of_shaped_programs(week, data):
+    sink = data.draw(programs(week=week))
     for one_pass in (inline, fold, simplify, rangeify):
         assert_loops_kept(sink, one_pass(sink))

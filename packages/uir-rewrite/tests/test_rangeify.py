@@ -252,6 +252,39 @@ def test_an_in_place_update_reads_a_snapshot_of_what_it_overwrites():
     assert count(after, Op.LOCAL) == 2  # the snapshot and the accumulator
 
 
+def test_a_load_before_an_accumulator_loop_reads_a_snapshot():
+    # the loop adds 1 three times to b through an AFTER carried across it, so no STORE names
+    # b's first version; the LOAD of that version (5) is negated and stored after the loop. A
+    # fused LOAD would have to run both before the loop (which overwrites what it reads) and
+    # after it (its STORE needs the loop's result): the C backend rejected this valid program
+    # with a memory-order cycle (found by week-5 random programs)
+    text = """
+    %d = CONST i32[1] (5)
+    %b = BUFFER i32[1] %d 0
+    %l = LOAD i32[1] %b
+    %n = CONST i32 3
+    %i = RANGE i32 %n 0
+    %c = AFTER i32[1] %b %i
+    %z = CONST i32 0
+    %p = INDEX i32 %c %z
+    %x = LOAD i32 %p
+    %one = CONST i32 1
+    %y = ADD i32 %x %one
+    %s = STORE void %p %y
+    %e = END void %s %i
+    %b1 = AFTER i32[1] %b %e
+    %m = NEG i32[1] %l
+    %t = STORE void %b1 %m
+    %b2 = AFTER i32[1] %b1 %t
+    %out = SINK void %b2
+    """
+    after = lowered(parse(text).sink)
+    # evaluate schedules the lowered program: the fused form raised the cycle here too
+    (stored,) = evaluate(after)
+    assert stored.tolist() == [-5]
+    assert count(after, Op.LOCAL) == 1  # the snapshot
+
+
 def test_a_whole_buffer_store_writes_its_window():
     text = """
     %x = BUFFER i32[6] 0

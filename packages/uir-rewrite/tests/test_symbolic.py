@@ -107,3 +107,16 @@ def test_a_flipped_digit_divides_without_division():
             assert evaluate(simplified).tobytes() == evaluate(expr).tobytes(), (k, op)
             divisions = [u for u in simplified.toposort() if u.op in (Op.IDIV, Op.MOD)]
             assert (not divisions) == (k % 4 == 3), (k, op)
+
+
+def test_a_negated_quotient_compares_as_itself():
+    # 3 - x/5 < 3, a FLIP's index under a PAD's gate, is -(x/5) < 0: x/5 > 0, so x >= 5 for
+    # x = p & 31. Taken for x/5 < 0 it would be x < -4, false everywhere (found by the week-5
+    # random programs: PAD, FLIP and RESHAPE lowered to C printed zeros). Every comparison of
+    # -(x/d) or k - x/d with a constant keeps its value at every input.
+    x = PARAMS[0].alu(Op.AND, const(31))
+    for d, k, c in itertools.product((1, 2, 5), (0, 3), range(-8, 9)):
+        negated = const(k).alu(Op.SUB, x.alu(Op.IDIV, const(d)))
+        for expr in (negated.alu(Op.CMPLT, const(c)), const(c).alu(Op.CMPLT, negated)):
+            simplified = simplify(expr)
+            assert evaluate(simplified).tobytes() == evaluate(expr).tobytes(), (d, k, c)

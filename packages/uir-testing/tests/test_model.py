@@ -1,5 +1,5 @@
 """The independent model against answers worked out by hand: small programs whose values follow
-from uir.md sections 3-8, and every suite program of weeks 1-4, whose `# expect:` lines were
+from uir.md sections 3-9, and every suite program of weeks 1-5, whose `# expect:` lines were
 worked out independently of any compiler."""
 
 from __future__ import annotations
@@ -163,13 +163,13 @@ TOO_LONG_FOR_THE_MODEL = {"counter_sum_70000.uir"}
 def _modelled(path: Path, program: str) -> bool:
     if path.name in TOO_LONG_FOR_THE_MODEL or path.name.startswith("big_"):
         return False
-    # the model has no bf16 arithmetic (numpy has no bf16 type); week 4 folds in it
-    return path.parent.name != "week4" or "bf16" not in program
+    # the model has no bf16 arithmetic (numpy has no bf16 type); weeks 4 and 5 fold in it
+    return path.parent.name not in ("week4", "week5") or "bf16" not in program
 
 
 def _expected_outputs() -> list[Path]:
     found = []
-    for path in sorted(ROOT.glob("suites/week[1234]/*.uir")):
+    for path in sorted(ROOT.glob("suites/week[12345]/*.uir")):
         test = read_test(str(path))
         if not _modelled(path, test.program):
             continue
@@ -233,3 +233,84 @@ def test_shaped_values_reduce_left_to_right_from_the_first_element():
     outputs = run(text)
     assert outputs[0] == [0.0] and np.signbit(outputs[0][0])
     assert outputs[1:] == [[16777216.0], [-3], [-4, -2, -8], [10, -20, -30, 40]]
+
+
+def test_movement_ops_follow_the_spec_examples():
+    # spec/uir-week5.md sections 2-8, each result worked out there by hand; a PAD's zero is
+    # +0.0 even next to a -0.0
+    text = """
+    %v = CONST i32[6] (0, 1, 2, 3, 4, 5)
+    %m = RESHAPE i32[2,3] %v
+    %c = RESHAPE i32[3,1,2] %m
+    %t = PERMUTE i32[3,2] %m (1, 0)
+    %col = CONST i32[2,1] (1, 2)
+    %e = EXPAND i32[2,3] %col
+    %z = CONST f32[2] (-0.0, 1.5)
+    %p = PAD f32[5] %z ((2, 1))
+    %q4 = CONST i32[2,2] (1, 2, 3, 4)
+    %q = PAD i32[3,4] %q4 ((1, 0), (1, 1))
+    %n = CONST i32[3,3] (1, 2, 3, 4, 5, 6, 7, 8, 9)
+    %s = SHRINK i32[2,2] %n ((1, 3), (0, 2))
+    %r = FLIP i32[2,3] %m (1)
+    %b = FLIP i32[2,3] %m (0, 1)
+    %a2 = CONST i32[2] (1, 2)
+    %b2 = CONST i32[2] (3, 4)
+    %st = STACK i32[3,2] %a2 %b2 %a2
+    %out = SINK void %c %t %e %p %q %s %r %b %st
+    """
+    c, t, e, p, q, s, r, b, st = run(text)
+    assert c == [0, 1, 2, 3, 4, 5] and t == [0, 3, 1, 4, 2, 5] and e == [1, 1, 1, 2, 2, 2]
+    assert p == [0.0, 0.0, 0.0, 1.5, 0.0]
+    assert [bool(np.signbit(x)) for x in p] == [False, False, True, False, False]
+    assert q == [0, 0, 0, 0, 0, 1, 2, 0, 0, 3, 4, 0]
+    assert s == [4, 5, 7, 8] and r == [2, 1, 0, 5, 4, 3] and b == [5, 4, 3, 2, 1, 0]
+    assert st == [1, 2, 3, 4, 1, 2]
+
+
+def test_a_padded_convolution_window_and_matmul_from_movement_ops():
+    # spec/uir-week5.md section 9: the window W[i, j] = p[i + j] of x = (1, 2, 3) padded by one
+    # zero each side, weighted by (1, 10, 100); and [[1, 2, 3], [4, 5, 6]] @ [[7, 8], [9, 10],
+    # [11, 12]] = [[58, 64], [139, 154]] (1*7 + 2*9 + 3*11 = 58, ...)
+    text = """
+    %x = CONST i32[3] (1, 2, 3)
+    %p = PAD i32[5] %x ((1, 1))
+    %e = EXPAND i32[4,5] %p
+    %f = RESHAPE i32[20] %e
+    %s = SHRINK i32[18] %f ((0, 18))
+    %r = RESHAPE i32[3,6] %s
+    %w = SHRINK i32[3,3] %r ((0, 3), (0, 3))
+    %k = CONST i32[3] (1, 10, 100)
+    %ke = EXPAND i32[3,3] %k
+    %m = MUL i32[3,3] %w %ke
+    %y = REDUCE i32[3] %m (ADD, (1))
+    %a = CONST i32[2,3] (1, 2, 3, 4, 5, 6)
+    %b = CONST i32[3,2] (7, 8, 9, 10, 11, 12)
+    %a3 = RESHAPE i32[2,3,1] %a
+    %b3 = RESHAPE i32[1,3,2] %b
+    %ae = EXPAND i32[2,3,2] %a3
+    %be = EXPAND i32[2,3,2] %b3
+    %ab = MUL i32[2,3,2] %ae %be
+    %mm = REDUCE i32[2,2] %ab (ADD, (1))
+    %out = SINK void %w %y %mm
+    """
+    assert run(text) == [[0, 1, 2, 1, 2, 3, 2, 3, 0], [210, 321, 32], [58, 64, 139, 154]]
+
+
+def test_reduce_folds_each_element_in_row_major_order_over_its_axes():
+    # x[i, j, k] = (2**24, 1, 1, 1) along j and k for each i: folding axes (1, 2) in row-major
+    # order adds 1 to 2**24 three times, each rounding back to 2**24 in f32; a fold of the last
+    # axis alone gives 2**24 and 2 per (i, j). -0.0s fold to -0.0 (the fold starts from the
+    # first element, not from +0.0); MAX over axis 0 of an i32[2,3] picks per column.
+    text = """
+    %x = CONST f32[2,2,2] (16777216, 1, 1, 1, 16777216, 1, 1, 1)
+    %all = REDUCE f32[2] %x (ADD, (1, 2))
+    %last = REDUCE f32[2,2] %x (ADD, (2))
+    %z = CONST f32[2,2] (-0.0, -0.0, -0.0, -0.0)
+    %zs = REDUCE f32 %z (ADD, (0, 1))
+    %m = CONST i32[2,3] (-5, 7, 0, 4, -8, 0)
+    %mx = REDUCE i32[3] %m (MAX, (0))
+    %out = SINK void %all %last %zs %mx
+    """
+    all_, last, zs, mx = run(text)
+    assert all_ == [16777216.0, 16777216.0] and last == [16777216.0, 2.0, 16777216.0, 2.0]
+    assert zs == [0.0] and np.signbit(zs[0]) and mx == [4, 7, 0]

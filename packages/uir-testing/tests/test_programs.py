@@ -7,12 +7,16 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from uir.core.bounds import bounds
 from uir.core.dtypes import DTYPES
 from uir.core.loops import ranges_inside
-from uir.core.ops import ALU, Op
+from uir.core.memory import Kind, kind
+from uir.core.ops import ALU, MOVEMENT, Op
 from uir.core.parse import Program
 from uir.core.uop import UOp
 from uir.core.verify import verify
 from uir.testing import model
 from uir.testing.programs import programs
+
+
+from uir.testing.programs import MAX_ELEMENTS, programs
 
 ALL_DTYPES = tuple(d for d in DTYPES.values() if not d.is_void)
 WEEK1_OPS = ALU | {Op.CONST, Op.PARAM, Op.CALL, Op.STACK, Op.INDEX, Op.SINK}
@@ -267,18 +271,6 @@ def drawing(op: Op):
     return feature
 
 
-@pytest.mark.parametrize(
-    "feature",
-    [shaped_alu, whole_load_of_window, whole_store, expand_of_one_element, shaped_call_body]
-    + [drawing(op) for op in (Op.REDUCE, Op.EXPAND, Op.STAGE)],
-    ids=lambda f: f.__name__,
-)
-def test_the_generator_draws_every_kind_of_shaped_value(feature):
-    sink = find_drawn(programs(week=4), feature)
-    assert feature(sink)
-    verify(Program(sink, {}))
-
-
 def test_week3_programs_have_no_shaped_arithmetic():
     sinks = drawn(programs(week=3), 200)
     assert not ops_of(sinks) & {Op.REDUCE, Op.EXPAND, Op.STAGE}
@@ -293,3 +285,98 @@ def test_the_generator_draws_an_effect_only_an_unused_call_argument_reaches():
         return any(u.op in (Op.STORE, Op.END) and u not in live for u in uops(sink))
 
     assert dead_effect(find_drawn(programs(week=2), dead_effect))
+
+
+# --- week 5: movement ops at any rank ---
+
+WEEK5_OPS = WEEK4_OPS | MOVEMENT
+
+
+@settings(max_examples=300)
+@given(programs(week=5, dtypes=ALL_DTYPES))
+def test_every_drawn_week5_program_in_every_dtype_verifies(sink):
+    verify(Program(sink, {}))
+    assert ops_of([sink]) <= WEEK5_OPS
+    shaped = [u.type for u in sink.toposort() if u.type.shape and kind(u) is Kind.VALUE]
+    assert all(t.size <= MAX_ELEMENTS for t in shaped)
+
+
+def movement_of_rank(rank: int):
+    def feature(sink: UOp) -> bool:
+        return any(u.op in MOVEMENT and len(u.type.shape) == rank for u in uops(sink))
+
+    feature.__name__ = f"movement_at_rank_{rank}"
+    return feature
+
+
+def reduce_to_shaped(sink: UOp) -> bool:
+    """A REDUCE that keeps some axes, over more than one axis or not the last one."""
+    return any(
+        u.op is Op.REDUCE and u.type.shape and u.arg[1] != (len(u.src[0].type.shape) - 1,)
+        for u in uops(sink)
+    )
+
+
+def reduce_of_rank3_to_scalar(sink: UOp) -> bool:
+    return any(
+        u.op is Op.REDUCE and len(u.src[0].type.shape) >= 3 and not u.type.shape for u in uops(sink)
+    )
+
+
+def stack_of_values(sink: UOp) -> bool:
+    return any(u.op is Op.STACK and u.src[0].type.shape for u in uops(sink))
+
+
+def shrink_of_value(sink: UOp) -> bool:
+    return any(u.op is Op.SHRINK and kind(u.src[0]) is Kind.VALUE for u in uops(sink))
+
+
+def load_reshaped(sink: UOp) -> bool:
+    return any(u.op is Op.RESHAPE and u.src[0].op is Op.LOAD for u in uops(sink))
+
+
+def store_of_reshape(sink: UOp) -> bool:
+    return any(
+        u.op is Op.STORE and u.src[1].op is Op.RESHAPE and len(u.src[1].src[0].type.shape) > 1
+        for u in uops(sink)
+    )
+
+
+def elementwise_on_moved(sink: UOp) -> bool:
+    """An elementwise op of rank 2 or more with a movement op among its sources."""
+    return any(
+        u.op in ALU and len(u.type.shape) > 1 and any(s.op in MOVEMENT for s in u.src)
+        for u in uops(sink)
+    )
+
+
+def movement_in_call_body(sink: UOp) -> bool:
+    return any(
+        u.op is Op.CALL and any(b.op in MOVEMENT for b in u.src[0].toposort(bodies=False))
+        for u in uops(sink)
+    )
+
+
+WEEK4_FEATURES = [shaped_alu, whole_load_of_window, whole_store, expand_of_one_element]
+WEEK4_FEATURES += [shaped_call_body] + [drawing(op) for op in (Op.REDUCE, Op.EXPAND, Op.STAGE)]
+WEEK5_FEATURES = [movement_of_rank(rank) for rank in (1, 2, 3, 4, 5, 8)]
+WEEK5_FEATURES += [reduce_to_shaped, reduce_of_rank3_to_scalar, stack_of_values, shrink_of_value]
+WEEK5_FEATURES += [load_reshaped, store_of_reshape, elementwise_on_moved, movement_in_call_body]
+WEEK5_FEATURES += [drawing(op) for op in sorted(MOVEMENT - {Op.SHRINK}, key=lambda op: op.name)]
+
+
+@pytest.mark.parametrize(
+    ("week", "feature"),
+    [(4, f) for f in WEEK4_FEATURES] + [(5, f) for f in WEEK5_FEATURES],
+    ids=lambda v: f"week{v}" if isinstance(v, int) else v.__name__,
+)
+def test_the_generator_draws_every_kind_of_shaped_value(week, feature):
+    sink = find_drawn(programs(week=week), feature)
+    assert feature(sink)
+    verify(Program(sink, {}))
+
+
+def test_week4_programs_stay_rank_1_without_movement():
+    sinks = drawn(programs(week=4), 200)
+    assert not ops_of(sinks) & (MOVEMENT - {Op.SHRINK, Op.EXPAND})
+    assert all(len(u.type.shape) <= 1 for sink in sinks for u in sink.toposort())

@@ -70,7 +70,9 @@ class Context:
         def above(op: Op, id_of: Callable[[UOp], int]) -> int:
             return max((id_of(u) + 1 for u in uops if u.op is op), default=0)
 
-        written = frozenset(version_of(u.src[0]) for u in uops if u.op is Op.STORE)
+        written = frozenset(
+            v for u in uops if u.op is Op.STORE for v in _built_on(version_of(u.src[0]))
+        )
 
         def slot(u: UOp) -> int:
             return u.arg
@@ -78,6 +80,17 @@ class Context:
         return cls(
             above(Op.RANGE, range_id), above(Op.LOCAL, slot), above(Op.BUFFER, slot), written
         )
+
+
+def _built_on(version: UOp) -> list[UOp]:
+    """`version` and every older version of its memory under it: a STORE to an AFTER carried
+    across a loop (an accumulator's `AFTER b init r`, or `AFTER b r` around an inner init)
+    overwrites the version `b` the loop starts from, though no STORE names `b` itself."""
+    found = [version]
+    while version.op is Op.AFTER:
+        version = version_of(version.src[0])
+        found.append(version)
+    return found
 
 
 # --- ranges and indices ----------------------------------------------------------------------

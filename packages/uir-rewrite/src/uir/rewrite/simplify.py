@@ -470,7 +470,9 @@ def _compare_linear(x: UOp, c: UOp, x_first: bool) -> UOp | None:
         value = _ceil_div(bound - k, g) if x_first else (bound - k) // g
         limit, rest = _constant(x, value), render(s, 0, x)
     else:
-        t = next(iter(s)) if len(s) == 1 else None
+        # x is one quotient y/d itself: -(y/d) has the coefficient -1, and y/d < C says
+        # nothing of -(y/d) < C
+        t = next(iter(s)) if list(s.values()) == [1] else None
         d = _divisor(t, Op.IDIV) if t is not None else None
         if t is None or d is None or d <= 0:
             return None

@@ -27,13 +27,17 @@ follows the spec's words directly:
   Finding an iteration's predecessor walks its loop's iterations, so the cost grows with the
   square of a trip count: fine for generated programs (at most a few iterations per loop).
 
-- shaped values (uir.md section 8, rank 1) are tuples: an elementwise op applies the scalar op to
-  each tuple of elements, EXPAND repeats, REDUCE is a Python loop that folds from the first
-  element, left to right, through the scalar op, STAGE is its value, and a whole-buffer LOAD or
-  STORE reads or writes a slice of a version's contents.
+- shaped values (uir.md sections 8 and 9, any rank) are flat tuples in row-major order, the shape
+  read from the type: an elementwise op applies the scalar op to each tuple of elements; each
+  movement op (EXPAND included) is its rule from the spec, applied to every index of the result
+  one by one: which source index holds that element (a PAD's zero where none does); a STACK of
+  shaped values puts its sources' tuples one after another; REDUCE is a Python loop per result
+  element that folds from the first element, in row-major order over the reduced axes, through
+  the scalar op; STAGE is its value, and a whole-buffer LOAD or STORE reads or writes a slice of
+  a version's contents. No numpy array operation is used.
 
 It covers the week-1 ops over bool, every int dtype, f16, f32 and f64, week-2 memory, week-3
-loops and week-4 shaped values of rank 1. EXP2,
+loops and week-4 and week-5 shaped values at any rank. EXP2,
 LOG2 and SIN are computed in float64 and rounded, which is within their 2 ulp but need not be
 bit-equal to another implementation: compare programs without them (`approximate=False`).
 
@@ -42,9 +46,11 @@ bit-equal to another implementation: compare programs without them (`approximate
 
 from __future__ import annotations
 
+import itertools
 import math
 import struct
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -339,10 +345,12 @@ class _Frame:
             return Ref(self.after(uop, env), 0, uop.type.shape[0])
         srcs = [self.value(s, env) for s in uop.src]
         if op is Op.STACK:
-            return tuple(srcs)
+            # of shaped values, element (j, i...) is element (i...) of source j: row-major, the
+            # sources' elements one after another
+            return sum(srcs, ()) if uop.src[0].type.shape else tuple(srcs)
         if op is Op.INDEX:
             return index(srcs)
-        if op is Op.SHRINK:
+        if op is Op.SHRINK and isinstance(srcs[0], Ref):  # a window of memory (week 2)
             (begin, _end), ref = uop.arg[0], srcs[0]
             return Ref(ref.version, ref.begin + begin, uop.type.shape[0])
         if op is Op.LOAD:
@@ -484,26 +492,114 @@ def reached(root: UOp) -> set[UOp]:
 
 
 def shaped(uop: UOp, srcs: list[Any]) -> Any:
-    """An ALU op, EXPAND, REDUCE or STAGE on values that may be shaped (rank 1: tuples)."""
+    """An ALU op, movement op, REDUCE or STAGE on values that may be shaped (flat tuples in
+    row-major order, the shape read from the type)."""
     op, dtype, source = uop.op, uop.dtype, uop.src[0].dtype
     if op is Op.STAGE:
         return srcs[0]
-    if op is Op.EXPAND:
-        if len(uop.type.shape) != 1:
-            raise NotImplementedError("the model expands to rank 1 only")
-        x = srcs[0] if isinstance(srcs[0], tuple) else (srcs[0],)
-        return x * (uop.type.shape[0] // len(x))  # numpy's rule: x has 1 element or them all
+    if op in SOURCE_INDEX:
+        return moved(uop, srcs[0])
     if op is Op.REDUCE:
-        fold, axes = uop.arg
-        if axes != (0,) or len(uop.src[0].type.shape) != 1:
-            raise NotImplementedError("the model reduces rank 1 only")
-        acc = srcs[0][0]  # from the first element, left to right (uir.md section 8)
-        for x in srcs[0][1:]:
-            acc = alu(fold, dtype, [acc, x], dtype)
-        return acc
+        return reduce(uop, srcs[0])
     if uop.type.shape:  # elementwise: every source has the result's shape
         return tuple(alu(op, dtype, list(xs), source) for xs in zip(*srcs, strict=True))
     return alu(op, dtype, srcs, source)
+
+
+# --- shaped values at any rank (uir.md sections 8 and 9) ---
+
+Index = tuple[int, ...]
+
+
+def positions(shape: Index) -> list[Index]:
+    """Every index of `shape`, in row-major order (the last axis varies fastest)."""
+    return list(itertools.product(*(range(d) for d in shape)))
+
+
+def flat_index(at: Index, shape: Index) -> int:
+    flat = 0
+    for i, d in zip(at, shape, strict=True):
+        flat = flat * d + i
+    return flat
+
+
+# Each movement op as the spec defines it: for an index `o` of the result, the index of the
+# source element found there (None: a PAD's zero), given the source's shape and the op's argument.
+SourceIndex = Callable[[Index, Index, Index, Any], Index | None]  # o, shapes, arg -> source
+
+
+def _expand_source(o: Index, shape: Index, result: Index, arg: Any) -> Index:
+    lead = len(result) - len(shape)  # shapes align on the right; leading axes are new
+    return tuple(0 if d == 1 else o[lead + a] for a, d in enumerate(shape))
+
+
+def _permute_source(o: Index, shape: Index, result: Index, order: Any) -> Index:
+    return tuple(o[order.index(a)] for a in range(len(shape)))  # result axis d is order[d]
+
+
+def _pad_source(o: Index, shape: Index, result: Index, pairs: Any) -> Index | None:
+    at = tuple(i - before for i, (before, _after) in zip(o, pairs, strict=True))
+    return at if all(0 <= i < d for i, d in zip(at, shape, strict=True)) else None
+
+
+def _shrink_source(o: Index, shape: Index, result: Index, pairs: Any) -> Index:
+    return tuple(i + begin for i, (begin, _end) in zip(o, pairs, strict=True))
+
+
+def _flip_source(o: Index, shape: Index, result: Index, axes: Any) -> Index:
+    return tuple(
+        d - 1 - i if a in axes else i for a, (i, d) in enumerate(zip(o, shape, strict=True))
+    )
+
+
+def _reshape_source(o: Index, shape: Index, result: Index, arg: Any) -> Index:
+    flat = flat_index(o, result)  # the same row-major position, split in the source's shape
+    at = []
+    for d in reversed(shape):
+        flat, i = divmod(flat, d)
+        at.append(i)
+    return tuple(reversed(at))
+
+
+SOURCE_INDEX: dict[Op, SourceIndex] = {
+    Op.RESHAPE: _reshape_source,
+    Op.EXPAND: _expand_source,
+    Op.PERMUTE: _permute_source,
+    Op.PAD: _pad_source,
+    Op.SHRINK: _shrink_source,
+    Op.FLIP: _flip_source,
+}
+
+
+def moved(uop: UOp, x: Any) -> tuple[Scalar, ...]:
+    """A movement op's result: each element the source's at the index its rule gives, or the
+    dtype's zero (+0.0 for floats) where a PAD's rule gives none. A scalar EXPANDs as the
+    one element of a shape of no axes."""
+    shape, result = uop.src[0].type.shape, uop.type.shape
+    elements = x if shape else (x,)
+    source_index = SOURCE_INDEX[uop.op]
+    found = []
+    for o in positions(result):
+        at = source_index(o, shape, result, uop.arg)
+        found.append(zero(uop.dtype) if at is None else elements[flat_index(at, shape)])
+    return tuple(found)
+
+
+def reduce(uop: UOp, x: tuple[Scalar, ...]) -> Any:
+    """REDUCE: each result element folds its source elements from the first, in row-major
+    order over the reduced axes, one scalar op at a time (uir.md section 8)."""
+    fold, axes = uop.arg
+    shape = uop.src[0].type.shape
+    kept = [a for a in range(len(shape)) if a not in axes]
+    results = []
+    for k in positions(tuple(shape[a] for a in kept)):
+        acc = None
+        for r in positions(tuple(shape[a] for a in axes)):
+            at = dict(zip(kept, k, strict=True)) | dict(zip(axes, r, strict=True))
+            element = x[flat_index(tuple(at[a] for a in range(len(shape))), shape)]
+            acc = element if acc is None else alu(fold, uop.dtype, [acc, element], uop.dtype)
+        results.append(acc)
+    return tuple(results) if uop.type.shape else results[0]
 
 
 def version_of(uop: UOp) -> UOp:

@@ -5,7 +5,7 @@ benchmarks build the very same programs from here."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from hypothesis import strategies as st
@@ -159,8 +159,11 @@ def _factors(n: int) -> list[int]:
     return found
 
 
-STEPS = ("reshape", "permute", "flip", "shrink", "pad", "stack", "expand", "reduce", "neg")
+MOVES = ("reshape", "permute", "flip", "shrink", "pad", "expand")
+"""The movement ops a chain or a random program applies to one value (STACK takes several)."""
+STEPS = (*MOVES, "stack", "reduce", "neg")
 """The kinds of step a chain takes: every movement op, REDUCE, and an elementwise op."""
+Reference = Callable[[np.ndarray], np.ndarray]
 
 
 def fold_sum(array: np.ndarray, axes: Sequence[int]) -> np.ndarray:
@@ -174,6 +177,46 @@ def fold_sum(array: np.ndarray, axes: Sequence[int]) -> np.ndarray:
     for j in range(1, rows.shape[-1]):
         total = (total + rows[..., j]).astype(array.dtype)
     return total
+
+
+def split(draw: st.DrawFn, size: int, ranks: tuple[int, int] = (1, 4)) -> tuple[int, ...]:
+    """A random shape of `ranks[0]` to `ranks[1]` dims holding `size` elements: its prime
+    factors dealt out to the dims (the rest are 1)."""
+    dims = [1] * draw(st.integers(*ranks))
+    for f in draw(st.permutations(_factors(size))):
+        dims[draw(st.integers(0, len(dims) - 1))] *= f
+    return tuple(dims)
+
+
+def move(draw: st.DrawFn, kind: str, value: UOp) -> tuple[UOp, Reference]:
+    """The movement op `kind` (one of MOVES) of the shaped `value`, its arguments drawn, and the
+    numpy function that computes it from `value`'s array. A RESHAPE gives 1 to 4 dims, and an
+    EXPAND adds a leading axis up to 4."""
+    shape, rank = value.type.shape, len(value.type.shape)
+    if kind == "reshape":
+        dims = split(draw, value.type.size)
+        return reshape(value, dims), lambda a: a.reshape(dims)
+    if kind == "permute":
+        order = tuple(draw(st.permutations(range(rank))))
+        return permute(value, order), lambda a: np.transpose(a, order)
+    if kind == "flip":
+        axes = tuple(sorted(draw(st.sets(st.integers(0, rank - 1), min_size=1))))
+        return flip(value, axes), lambda a: np.flip(a, axes)
+    if kind == "shrink":
+        pairs = []
+        for dim in shape:
+            begin = draw(st.integers(0, dim - 1))
+            pairs.append((begin, draw(st.integers(begin + 1, dim))))
+        window = tuple(slice(b, e) for b, e in pairs)
+        return shrink(value, tuple(pairs)), lambda a: a[window]
+    if kind == "pad":
+        padding = tuple((draw(st.integers(0, 2)), draw(st.integers(0, 2))) for _ in shape)
+        return pad(value, padding), lambda a: np.pad(a, padding)
+    # expand: each axis of size 1 broadcast, and maybe a new leading axis
+    dims = [draw(st.integers(1, 3)) if d == 1 else d for d in shape]
+    if rank < 4 and draw(st.booleans()):
+        dims.insert(0, draw(st.integers(1, 3)))
+    return expand(value, dims), lambda a: np.broadcast_to(a, dims)
 
 
 @st.composite
@@ -204,34 +247,11 @@ def chains(draw, rank: int | None = None, steps: tuple[str, ...] = STEPS, length
 
 @st.composite
 def _step(draw, value: UOp, array: np.ndarray, steps: tuple[str, ...]):
-    shape, rank = array.shape, array.ndim
+    rank = array.ndim
     kinds = [k for k in steps if k != "pad" or array.size <= 256]  # keep the interpreter quick
     if rank == 8:  # uir.md 9: rank 8 at most
         kinds = [k for k in kinds if k != "stack"] or ["reshape"]
     kind = draw(st.sampled_from(kinds))
-    if kind == "reshape":
-        factors = draw(st.permutations(_factors(array.size)))
-        new_rank = draw(st.integers(1, 4))
-        dims = [1] * new_rank
-        for f in factors:
-            dims[draw(st.integers(0, new_rank - 1))] *= f
-        return reshape(value, dims), array.reshape(dims)
-    if kind == "permute":
-        order = draw(st.permutations(range(rank)))
-        return permute(value, order), np.transpose(array, order)
-    if kind == "flip":
-        axes = sorted(draw(st.sets(st.integers(0, rank - 1), min_size=1)))
-        return flip(value, axes), np.flip(array, axes)
-    if kind == "shrink":
-        pairs = []
-        for dim in shape:
-            begin = draw(st.integers(0, dim - 1))
-            pairs.append((begin, draw(st.integers(begin + 1, dim))))
-        window = tuple(slice(b, e) for b, e in pairs)
-        return shrink(value, tuple(pairs)), array[window]
-    if kind == "pad":
-        pairs = tuple((draw(st.integers(0, 2)), draw(st.integers(0, 2))) for _ in shape)
-        return pad(value, pairs), np.pad(array, pairs)
     if kind == "reduce":
         axes = tuple(sorted(draw(st.sets(st.integers(0, rank - 1), min_size=1))))
         return reduce(value, Op.ADD, axes), fold_sum(array, axes)
@@ -240,8 +260,5 @@ def _step(draw, value: UOp, array: np.ndarray, steps: tuple[str, ...]):
     if kind == "stack":
         negated = UOp(Op.NEG, value.type, (value,))
         return stack(value, negated, value), np.stack([array, -array, array])
-    # expand: each axis of size 1 broadcast, and maybe a new leading axis
-    dims = [draw(st.integers(1, 3)) if d == 1 else d for d in shape]
-    if rank < 4 and draw(st.booleans()):
-        dims.insert(0, draw(st.integers(1, 3)))
-    return expand(value, dims), np.broadcast_to(array, dims)
+    moved, reference = move(draw, kind, value)
+    return moved, reference(array)

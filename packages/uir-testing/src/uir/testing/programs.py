@@ -19,7 +19,12 @@ step is one drawing method of `_Builder`, listed in STEPS with the week whose op
   and BITCAST on identical shapes, EXPAND of a scalar or a one-element vector, REDUCE (ADD, MUL,
   MAX, MIN) of a number vector to a scalar, STAGE, and whole-buffer LOADs and STOREs of buffer
   versions and their windows. Shaped values are drawn outside loops only (a loop step draws
-  scalars from the pool), as the spec requires.
+  scalars from the pool), as the spec requires;
+- week 5: shaped values of rank 1 to 4 (now and then a RESHAPE gives 5 to MAX_RANK), and every
+  week-4 step at those ranks, REDUCE over any axes (to a smaller shaped value or a scalar) and a
+  whole-buffer LOAD RESHAPEd to any shape, a STORE of a value RESHAPEd to rank 1; chains of
+  movement ops (RESHAPE, PERMUTE, EXPAND, PAD, SHRINK of a value, FLIP) drawn as
+  uir.testing.movement draws them, and STACK of shaped values. No value exceeds MAX_ELEMENTS.
 
 A later week adds its ops as a new drawing method and a STEPS entry, not a new generator. Every
 program drawn passes `uir.core.verify.verify`, so a test can run it, print it, rewrite it or
@@ -49,8 +54,9 @@ import numpy as np
 from hypothesis import strategies as st
 
 from uir.core.dtypes import BOOL, I32, VOID, DType, Type, bf16, bool_, f32, i32
-from uir.core.ops import Op
+from uir.core.ops import MAX_RANK, Op
 from uir.core.uop import UOp
+from uir.testing import movement
 
 I32_MIN, I32_MAX = -(2**31), 2**31 - 1
 INT_EDGES = (I32_MIN, I32_MIN + 1, -7, -4, -1, 0, 1, 2, 3, 4, 7, 8, 31, 32, 100, 2**24 + 1, I32_MAX)
@@ -90,6 +96,7 @@ MAX_CALL_DEPTH = 2
 MAX_TRIPS = 4  # the most iterations of one drawn loop: every end is at most this
 SHAPED_SIZES = (1, 2, 3, 4, 5, 16)  # week 4: 1 to 5 meet memory's sizes; 16 is a longer fold
 REDUCE_OPS = (Op.ADD, Op.MUL, Op.MAX, Op.MIN)
+MAX_ELEMENTS = 96  # week 5: the most elements of one shaped value, so that it runs fast
 
 Draw = Callable[[st.SearchStrategy], object]
 
@@ -328,7 +335,8 @@ class _Builder:
         return UOp(Op.STACK, shaped, tuple(self.pick(type_) for _ in range(shaped.size)))
 
     def index(self) -> UOp:
-        vector = self.draw(st.sampled_from(self.vectors)) if self.vectors else self.stack()
+        rank1 = [v for v in self.vectors if len(v.type.shape) == 1]  # INDEX takes rank 1 only
+        vector = self.draw(st.sampled_from(rank1)) if rank1 else self.stack()
         i = self.in_range(vector.type.shape[0] - 1)
         return UOp(Op.INDEX, vector.type.scalar, (vector, i))
 
@@ -576,15 +584,29 @@ class _Builder:
     # --- week 4: shaped values (uir.md section 8) ---
 
     def shaped_type(self, dtype: DType | None = None) -> Type:
+        """A shaped type: rank 1 until week 5, then rank 1 to 4 (dims of 1 to 4, of 1 to 3 at
+        rank 4, so at most 81 elements)."""
         dtype = dtype or self.pick_type().dtype
-        return Type(dtype, (self.draw(st.sampled_from(SHAPED_SIZES)),))
+        if self.options.week < 5 or self.draw(st.booleans()):
+            return Type(dtype, (self.draw(st.sampled_from(SHAPED_SIZES)),))
+        rank = self.draw(st.integers(2, 4))
+        dims = st.integers(1, 3 if rank == 4 else 4)
+        return Type(dtype, tuple(self.draw(st.lists(dims, min_size=rank, max_size=rank))))
 
     def pick_shaped(self, type_: Type) -> UOp:
-        """A shaped value of `type_` built so far (recent ones more often), or a new one: a CONST
-        or an EXPAND of a scalar."""
+        """A shaped value of `type_` built so far (recent ones more often), or a new one: a CONST,
+        an EXPAND of a scalar or (week 5) a RESHAPE of a value of as many elements."""
         values = [v for v in self.vectors if v.type == type_]
         if values and self.draw(st.integers(0, 3)) > 0:
             return values[-1 - self.draw(st.integers(0, min(len(values), 6) - 1))]
+        if self.options.week >= 5:
+            alike = [
+                v
+                for v in self.vectors
+                if v.dtype is type_.dtype and v.type.size == type_.size and v.type != type_
+            ]
+            if alike and self.draw(st.booleans()):
+                return movement.reshape(self.draw(st.sampled_from(alike[-6:])), type_.shape)
         if self.draw(st.booleans()):
             return self.leaf_vector(type_)
         return UOp(Op.EXPAND, type_, (self.pick(type_.scalar),))
@@ -601,13 +623,18 @@ class _Builder:
         return UOp(Op.EXPAND, type_, (one,))
 
     def reduce(self) -> UOp:
-        """REDUCE of a number vector to a scalar, folded from its first element."""
+        """REDUCE of a shaped number value over some of its axes (a rank-1 value to a scalar
+        until week 5), each result element folded from its first element."""
         numbers = [d for d in self.options.dtypes if d.is_number]
         if not numbers:
             return self.elementwise()
         x = self.pick_shaped(self.shaped_type(self.draw(st.sampled_from(numbers))))
         op = self.draw(st.sampled_from(REDUCE_OPS))
-        return UOp(Op.REDUCE, x.type.scalar, (x,), (op, (0,)))
+        axes: tuple[int, ...] = (0,)
+        if self.options.week >= 5:
+            rank = len(x.type.shape)
+            axes = tuple(sorted(self.draw(st.sets(st.integers(0, rank - 1), min_size=1))))
+        return movement.reduce(x, op, axes)
 
     def stage(self) -> UOp:
         """STAGE of a shaped value or (less often) a scalar: the identity on values."""
@@ -618,17 +645,56 @@ class _Builder:
         return UOp(Op.STAGE, value.type, (value,))
 
     def whole_load(self) -> UOp:
-        """A whole-buffer LOAD of a memory's current version, or of a window of it."""
+        """A whole-buffer LOAD of a memory's current version, or of a window of it; from week 5
+        often RESHAPEd to another shape (a buffer is rank 1, a value any rank)."""
         reference = self.window(self.some_memory().current)
-        return UOp(Op.LOAD, reference.type, (reference,))
+        loaded = UOp(Op.LOAD, reference.type, (reference,))
+        if self.options.week >= 5 and self.draw(st.booleans()):
+            return movement.reshape(loaded, movement.split(self.draw, reference.type.size))
+        return loaded
 
     def whole_store(self) -> UOp:
         """A whole-buffer STORE of a shaped value to a memory's current version (or a window of
-        it), and the AFTER that is the next version."""
+        it), and the AFTER that is the next version; from week 5 the value may have any shape of
+        as many elements, RESHAPEd to rank 1 to be stored."""
         memory = self.some_memory()
         reference = self.window(memory.current)
-        store = UOp(Op.STORE, VOID, (reference, self.pick_shaped(reference.type)))
+        size = reference.type.shape[0]
+        if self.options.week >= 5 and self.draw(st.booleans()):
+            shaped = Type(memory.dtype, movement.split(self.draw, size))
+            value = movement.reshape(self.pick_shaped(shaped), (size,))
+        else:
+            value = self.pick_shaped(reference.type)
+        store = UOp(Op.STORE, VOID, (reference, value))
         return self.written(memory, store)
+
+    # --- week 5: movement ops at any rank (uir.md section 9) ---
+
+    def movement(self) -> UOp:
+        """A chain of one to three movement ops from a shaped value, each drawn as
+        uir.testing.movement draws it; a move that would exceed MAX_ELEMENTS is left out. Now
+        and then a RESHAPE gives a rank of 5 to MAX_RANK."""
+        if self.vectors and self.draw(st.booleans()):
+            value = self.draw(st.sampled_from(self.vectors[-8:]))
+        else:
+            value = self.pick_shaped(self.shaped_type())
+        for _ in range(self.draw(st.integers(1, 3))):
+            if self.draw(st.integers(0, 7)) == 0:
+                dims = movement.split(self.draw, value.type.size, (5, MAX_RANK))
+                moved = movement.reshape(value, dims)
+            else:
+                kind = self.draw(st.sampled_from(movement.MOVES))
+                moved, _ = movement.move(self.draw, kind, value)
+            if moved.type.size <= MAX_ELEMENTS:
+                value = moved
+        return value
+
+    def stack_values(self) -> UOp:
+        """STACK of two or three shaped values of one type: a new leading axis."""
+        type_, count = self.shaped_type(), self.draw(st.integers(2, 3))
+        while type_.size * count > MAX_ELEMENTS:
+            type_ = Type(type_.dtype, type_.shape[1:])  # drop leading axes until it fits
+        return movement.stack(*(self.pick_shaped(type_) for _ in range(count)))
 
     # --- the program ---
 
@@ -703,6 +769,8 @@ STEPS = (
     Step(_Builder.stage, week=4, weight=1),
     Step(_Builder.whole_load, week=4, weight=2, in_bodies=False),
     Step(_Builder.whole_store, week=4, weight=2, in_bodies=False),
+    Step(_Builder.movement, week=5, weight=12),  # as often as the week-4 steps together
+    Step(_Builder.stack_values, week=5, weight=2),
 )
 
 
