@@ -13,9 +13,6 @@ from uir.core.parse import Program
 from uir.core.uop import UOp
 from uir.core.verify import verify
 from uir.testing import model
-from uir.testing.programs import programs
-
-
 from uir.testing.programs import MAX_ELEMENTS, programs
 
 ALL_DTYPES = tuple(d for d in DTYPES.values() if not d.is_void)
