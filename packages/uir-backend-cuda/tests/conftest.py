@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from uir.backend.cuda.plugin import lowered
 from uir.core import parse, verify
-from uir.core.calls import inline_calls
 from uir.core.uop import UOp
-from uir.rewrite.passes import lower_shapes
 
 ROOT = Path(__file__).resolve().parents[3]
 SUITES = [ROOT / "suites" / week for week in ("week1", "week2", "week3", "week4", "week5")]
@@ -36,7 +35,7 @@ PROGRAMS = Path(__file__).parent / "programs"
 def _load(text: str, name: str = "<program>") -> UOp:
     program = parse(text, name)
     verify(program)
-    return lower_shapes(inline_calls(program.sink))
+    return lowered(program.sink)
 
 
 @pytest.fixture(scope="session")

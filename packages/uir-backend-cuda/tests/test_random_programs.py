@@ -1,6 +1,9 @@
-"""Random programs of weeks 1-3 in every dtype (the project's one generator, uir.testing.programs):
+"""Random programs of weeks 1-5 in every dtype (the project's one generator, uir.testing.programs):
 cuda-emu gives the interpreter's outputs bit for bit (NaNs by NaN-ness), and NVRTC compiles them.
-The suites hold mostly i32 and f32; these reach every helper (f16, bf16, 64-bit ints, f64 ...)."""
+The suites hold mostly i32 and f32; these reach every helper (f16, bf16, 64-bit ints, f64 ...).
+Programs go to the backend as the backends take them (uir.backend.cuda.plugin.lowered: CALLs
+inlined, shaped values of weeks 4-5 lowered to loops whose output ranges are PARALLEL), while the
+interpreter runs them as drawn, CALLs and shapes included."""
 
 from __future__ import annotations
 
@@ -9,9 +12,9 @@ from hypothesis import Phase, given, settings
 
 from uir.backend.cuda.emulation import compile_many, cxx
 from uir.backend.cuda.nvrtc import compile_cubin
+from uir.backend.cuda.plugin import lowered
 from uir.backend.cuda.render import bundle, render_cuda
 from uir.core import print_program
-from uir.core.calls import inline_calls
 from uir.core.dtypes import DTYPES
 from uir.core.interpret import evaluate
 from uir.core.uop import UOp
@@ -23,18 +26,20 @@ STRATEGIES = {
     "week1": programs(),
     "week2_memory": programs(week=2, dtypes=ALL_DTYPES, approximate=False),
     "week3_loops": programs(week=3, dtypes=ALL_DTYPES, approximate=False),
+    "week4_shapes": programs(week=4, dtypes=ALL_DTYPES, approximate=False),
+    "week5_movement": programs(week=5, dtypes=ALL_DTYPES, approximate=False),
 }
 COUNT = 100
 
 
 def drawn(name: str) -> list[UOp]:
-    """The same COUNT programs every run (one compiler run checks them all)."""
+    """The same COUNT programs every run (one compiler run checks them all), as drawn."""
     sinks: list[UOp] = []
 
     @settings(max_examples=COUNT, derandomize=True, database=None, phases=[Phase.generate])
     @given(STRATEGIES[name])
     def draw(sink: UOp) -> None:
-        sinks.append(inline_calls(sink))
+        sinks.append(sink)
 
     draw()
     return sinks
@@ -44,12 +49,13 @@ def drawn(name: str) -> list[UOp]:
 @pytest.mark.parametrize("name", list(STRATEGIES))
 def test_random_programs_agree_on_interp_and_cuda_emu(name: str) -> None:
     sinks = drawn(name)
-    for i, (sink, program) in enumerate(zip(sinks, compile_many(sinks), strict=True)):
+    compiled = compile_many([lowered(s) for s in sinks])
+    for i, (sink, program) in enumerate(zip(sinks, compiled, strict=True)):
         got, reference = program.run(), evaluate(sink)
         assert same_outputs(got, reference), f"program {i}:\n{print_program(sink)}\n{got}"
 
 
 @pytest.mark.parametrize("name", list(STRATEGIES))
 def test_random_programs_compile_with_nvrtc(name: str) -> None:
-    sources = [render_cuda(s, f"uir_p{i}").source for i, s in enumerate(drawn(name))]
+    sources = [render_cuda(lowered(s), f"uir_p{i}").source for i, s in enumerate(drawn(name))]
     assert compile_cubin(bundle(sources), "sm_90")[:4] == b"\x7fELF"

@@ -26,10 +26,10 @@ class CudaBackend:
         return driver.available()
 
     def render(self, sink: UOp) -> str:
-        return render_cuda(_lowered(sink)).source
+        return render_cuda(lowered(sink)).source
 
     def compile(self, sink: UOp) -> Compiled:
-        flat = _lowered(sink)
+        flat = lowered(sink)
         rendered = render_cuda(flat)
         cubin = compile_cubin(rendered.source, driver.architecture())
         return driver.GpuProgram(rendered, cubin, flat)
@@ -47,14 +47,14 @@ class CudaEmuBackend:
         return True, ""
 
     def render(self, sink: UOp) -> str:
-        return render_cuda(_lowered(sink)).source
+        return render_cuda(lowered(sink)).source
 
     def compile(self, sink: UOp) -> Compiled:
-        flat = _lowered(sink)
+        flat = lowered(sink)
         return compile_emulated(render_cuda(flat), flat)
 
 
-def _lowered(sink: UOp) -> UOp:
+def lowered(sink: UOp) -> UOp:
     """The program as kernels take it: CALLs inlined, shaped values lowered to loops whose
     output ranges rangeify marks PARALLEL (spec/uir-week7.md), as the C backend does."""
     return lower_shapes(inline_calls(sink))
