@@ -181,7 +181,7 @@ def _commit(prepared: Submission | Compiler) -> str | None:
     return prepared.commit if isinstance(prepared, Submission) else None
 
 
-def _logged(
+def logged_measurements(
     log: resultlog.Log, pairs: Sequence[tuple[str, str]]
 ) -> dict[tuple[str, str], perf_scoring.Measurement]:
     """The logged measurements of `pairs`, the last of each pair (a pair measured again, its
@@ -220,7 +220,7 @@ def perf(args: argparse.Namespace) -> int:
     resumed = 0
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(resultlog.opened_log(str(log_path), print_, args.shard))
-        logged = _logged(log, pairs)
+        logged = logged_measurements(log, pairs)
         stop, received = stack.enter_context(stop_on_signals())
         for team, bench in pairs:
             if stop.is_set():
