@@ -16,7 +16,7 @@ With --log: what resuming `uir grade` from a results log of COMPILERS x TESTS pa
 results.jsonl is written, then each phase runs in a fresh Python and prints its peak resident
 memory (ru_maxrss) and time: the interpreter with the grading modules imported, the log read
 back as a list of every entry (how `uir grade` held it before it streamed the log), and the
-resume `uir grade` does now (crossgrade.Log, matrix.Tally, the grades document).
+resume `uir grade` does now (resultlog.Log, matrix.Tally, the grades document).
 Nothing here asserts a time or a size.
 """
 
@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from uir.cli.grading import crossgrade, matrix
+from uir.cli.grading import crossgrade, matrix, resultlog
 from uir.cli.grading.forkserver import ForkServer
 from uir.cli.grading.harness import Compiler, reference_compiler, run_tests
 from uir.cli.grading.isolation import Isolation, find_bwrap, find_cgroups
@@ -112,7 +112,7 @@ def log_phase(phase: str, directory: str, compilers: int, tests: int) -> None:
         latest = {(e["compiler"], e["test"]): e for e in entries}
         kept = len(latest)
     elif phase == "stream":  # what `uir grade` does on a rerun now
-        log = crossgrade.Log(directory, "bench", None)
+        log = resultlog.Log(os.path.join(directory, crossgrade.LOG_FILE), "bench", None)
         entrants = [crossgrade.Entrant(n, n, Compiler(("x",)), COMMIT) for n in names]
         tally = matrix.Tally(names, paths)
         kept = crossgrade.replay(log, tally, entrants)

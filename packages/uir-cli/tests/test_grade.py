@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from uir.cli.grading.crossgrade import LOG_FILE, Log
+from uir.cli.grading.crossgrade import LOG_FILE
+from uir.cli.grading.resultlog import Log
 from uir.testing import browser
 
 COURSE = Path(__file__).resolve().parents[3] / "examples" / "course"
@@ -112,7 +113,7 @@ def test_the_log_cuts_a_torn_line_longer_than_its_read_back_chunk(tmp_path: Path
     result = {"compiler": "reference", "test": "t.uir", "verdict": "pass"}
     whole = (json.dumps(header) + "\n" + json.dumps(result) + "\n").encode()
     (tmp_path / LOG_FILE).write_bytes(whole + b'{"compiler": "' + b"x" * 200_000)
-    log = Log(str(tmp_path), "f", None)
+    log = Log(str(tmp_path / LOG_FILE), "f", None)
     try:
         assert (tmp_path / LOG_FILE).read_bytes() == whole
         assert list(log.entries()) == [result]

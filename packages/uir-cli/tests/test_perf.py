@@ -1,5 +1,6 @@
 """`uir perf`: the scoring rule on given times, worked out by hand, and real sandboxed runs of
-small compilers (correct and built from git, slow, wrong, failing to build), whole and sharded.
+small compilers (correct and built from git, slow, wrong, failing to build), whole, sharded and
+resumed.
 No check depends on how fast this machine is: only on a compiler that sleeps 0.3 s per run
 being slower than one that does not."""
 
@@ -8,6 +9,10 @@ from __future__ import annotations
 import csv
 import json
 import math
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -272,3 +277,98 @@ def test_perf_merge_refuses_shards_that_are_not_one_grading(
     assert main(["perf-merge", first, second, "--out", str(tmp_path / "merged")]) == 0
     report = json.loads((tmp_path / "merged" / "perf.json").read_text())
     assert [(t["name"], t["passed"], t["score"]) for t in report["teams"]] == [("a", 2, 100.0)]
+
+
+# ---- appending and resuming ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def counted(tmp_path: Path) -> tuple[list[str], Path, Path]:
+    """`uir perf` of one team on four benchmarks, one run each, whose compiler appends a line to
+    runs.txt on every run; its third run ever waits (until killed) while the file `hold` exists.
+    The argv, runs.txt and `hold`."""
+    runs, hold = tmp_path / "runs.txt", tmp_path / "hold"
+    (tmp_path / "a.sh").write_text(
+        f"echo run >> '{runs}'\n"
+        f"if [ -e '{hold}' ] && [ \"$(wc -l < '{runs}')\" -eq 3 ]; then sleep 300; fi\n"
+        "echo 42\n"
+    )
+    (tmp_path / "roster.toml").write_text('[[team]]\nname = "a"\ncommand = "sh a.sh"\n')
+    (tmp_path / "bench").mkdir()
+    for i in range(4):
+        (tmp_path / "bench" / f"b{i}.uir").write_text(BENCHMARK)
+    argv = ["perf", str(tmp_path / "roster.toml"), "--bench", str(tmp_path / "bench")]
+    argv += ["--out", str(tmp_path / "out"), "-n", "1", "--no-reference", "--no-isolation"]
+    return argv, runs, hold
+
+
+def _runs(path: Path) -> int:
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def _passed(out: Path) -> dict[str, str]:
+    teams = json.loads((out / "perf.json").read_text())["teams"]
+    return {bench: m["verdict"] for bench, m in teams[0]["benchmarks"].items()}
+
+
+def test_an_interrupted_perf_run_resumes_measuring_only_the_missing_pairs(
+    counted: tuple[list[str], Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv, runs, hold = counted
+    hold.touch()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "uir.cli.main", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 300
+    while _runs(runs) < 3 and time.monotonic() < deadline:  # b0 and b1 measured, b2 waiting
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 128 + signal.SIGTERM, stderr
+    assert "interrupted: 2 pairs not measured" in stderr
+    out = tmp_path / "out"
+    partial = json.loads((out / "perf-measurements.json").read_text())
+    assert partial["complete"] is False
+    assert [m["benchmark"] for m in partial["results"]] == ["b0", "b1"]
+    hold.unlink()
+    assert main(argv) == 0
+    assert _runs(runs) == 3 + 2  # b2 (cut short before) and b3 only
+    assert "resuming: 2 measurements kept" in capsys.readouterr().err
+    assert _passed(out) == {f"b{i}": "pass" for i in range(4)}
+    assert json.loads((out / "perf-measurements.json").read_text())["complete"] is True
+    assert main(argv) == 0  # all measured: nothing runs again
+    assert _runs(runs) == 5
+
+
+def test_a_torn_last_measurement_is_cut_and_its_pair_measured_again(
+    counted: tuple[list[str], Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv, runs, _ = counted
+    assert main(argv) == 0
+    assert _runs(runs) == 4
+    log = tmp_path / "out" / "perf-measurements.jsonl"
+    header, *lines = log.read_bytes().splitlines(keepends=True)
+    assert [json.loads(line)["benchmark"] for line in lines] == ["b0", "b1", "b2", "b3"]
+    log.write_bytes(header + lines[0] + lines[1][: len(lines[1]) // 2])  # killed mid-write
+    assert main(argv) == 0
+    assert _runs(runs) == 4 + 3  # b1, b2, b3
+    assert "resuming: 1 measurements kept" in capsys.readouterr().err
+    header_again, *kept = log.read_bytes().splitlines(keepends=True)
+    assert header_again == header and kept[0] == lines[0]
+    assert [json.loads(line)["benchmark"] for line in kept] == ["b0", "b1", "b2", "b3"]
+    assert _passed(tmp_path / "out") == {f"b{i}": "pass" for i in range(4)}
+
+
+def test_a_log_of_another_perf_run_is_refused(
+    counted: tuple[list[str], Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv, runs, _ = counted
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main([*argv, "--timeout", "7"]) == 1  # other limits: another fingerprint
+    err = capsys.readouterr().err
+    assert "holds the results of another grading run" in err and "Traceback" not in err
+    assert _runs(runs) == 4

@@ -84,3 +84,23 @@ def test_uir_test_finds_a_plugin_module_in_the_directory_it_runs_in(tmp_path):
         done = uir(tmp_path, *args, "negated.uir")
         assert done.returncode == 0, done.stdout + done.stderr
         assert "1 of 1 passed" in done.stdout
+
+
+def test_uir_mutants_finds_a_plugin_module_in_the_directory_it_runs_in(tmp_path):
+    # As for `uir test`: every copy of the sources runs the suite in a scratch directory, and
+    # `-p mymodule` is the mymodule.py of the directory `uir mutants` runs in. Unchanged, the
+    # negated 2 + 3 is -5 (the baseline passes only with the plugin loaded); with ADD
+    # subtracting it is 1, so the bug is caught.
+    root = Path(__file__).resolve().parents[3]
+    (tmp_path / "mymodule.py").write_text(NEGATE)
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "negated.uir").write_text("# expect: -5\n" + ADD)
+    (tmp_path / "suite" / "mutants.toml").write_text(
+        '[[mutant]]\nname = "add-subtracts"\ndescription = ""\n'
+        'file = "packages/uir-core/src/uir/core/semantics.py"\n'
+        "find = '    Op.ADD: _number(np.add),'\nreplace = '    Op.ADD: _number(np.subtract),'\n"
+    )
+    for args in (["mutants", "-p", "mymodule"], ["-p", "mymodule", "mutants", "--no-fork-server"]):
+        done = uir(tmp_path, *args, "--root", str(root), "suite")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "caught" in done.stderr and "does not pass" not in done.stdout

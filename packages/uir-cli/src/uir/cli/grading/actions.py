@@ -261,6 +261,7 @@ def plant_and_run(args: argparse.Namespace) -> int:
         not args.no_fork_server,
         progress.update,
         on_mutant,
+        args.plugin_modules,
     )
     progress.finish()
     duration = time.monotonic() - began

@@ -16,7 +16,7 @@ from uir.core.errors import UsageError
 
 from ..output import write_output
 from . import perf as perf_scoring
-from . import perf_report, validate
+from . import perf_report, resultlog, validate
 from .actions import (
     NOT_PASSED,
     _collect,
@@ -177,6 +177,27 @@ def _output_directory(path: str) -> Path:
     return out
 
 
+def _commit(prepared: Submission | Compiler) -> str | None:
+    return prepared.commit if isinstance(prepared, Submission) else None
+
+
+def logged_measurements(
+    log: resultlog.Log, pairs: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], perf_scoring.Measurement]:
+    """The logged measurements of `pairs`, the last of each pair (a pair measured again, its
+    team's commit having moved, is logged again); a line that is no measurement is skipped."""
+    wanted = set(pairs)
+    found = {}
+    for entry in log.entries():
+        try:
+            measured = perf_scoring.Measurement.from_dict(entry)
+        except (KeyError, TypeError, ValueError):
+            continue
+        if (measured.team, measured.benchmark) in wanted:
+            found[measured.team, measured.benchmark] = measured
+    return found
+
+
 def perf(args: argparse.Namespace) -> int:
     teams = load_roster(args.roster)
     benchmarks = _benchmarks(args.bench)
@@ -188,37 +209,53 @@ def perf(args: argparse.Namespace) -> int:
     pairs = select([(r, b) for r in rows for b in names], args.shard)
     limits = limits_from(args)
     warn_if_weaker(Mode.NONE if args.no_isolation else isolate([os.curdir], []).mode, "perf")
-    record = str(_measurement_file(out, args.shard))
+    record = _measurement_file(out, args.shard)
+    log_path = record.with_suffix(".jsonl")
     reports = [str(out / name) for name in perf_report.REPORT_FILES]
-    prepared = _Teams(args, teams, [*reports, record])
+    prepared = _Teams(args, teams, [*reports, str(record), str(log_path)])
     reference = None if args.no_reference else reference_run_args(args.backend, args.plugin_modules)
     print_ = perf_fingerprint(teams, benchmarks, args.runs, limits, reference)
     meta = perf_report.measurements_meta(curve, names, args.runs, limits)
-    measurements: list[perf_scoring.Measurement] = []
+    measurements: dict[tuple[str, str], perf_scoring.Measurement] = {}
+    resumed = 0
     with contextlib.ExitStack() as stack:
+        log = stack.enter_context(resultlog.opened_log(str(log_path), print_, args.shard))
+        logged = logged_measurements(log, pairs)
         stop, received = stack.enter_context(stop_on_signals())
         for team, bench in pairs:
             if stop.is_set():
                 break
-            found = _measure(prepared.get(team), team, by_name[bench], limits, args.runs, stop)
-            if found is None:
+            compiler = prepared.get(team)
+            kept = logged.get((team, bench))
+            # A team whose commit moved is measured again; so is one that was not built, as
+            # its build is tried again anyway.
+            if kept and kept.commit == _commit(compiler) and kept.verdict != perf_scoring.NOT_BUILT:
+                measurements[team, bench] = kept
+                resumed += 1
+                continue
+            found = _measure(compiler, team, by_name[bench], limits, args.runs, stop)
+            # A run cut short is no measurement (None), and a build cut short no verdict.
+            if found is None or (stop.is_set() and found.verdict == perf_scoring.NOT_BUILT):
                 break
-            measurements.append(found)
+            log.append(found.as_dict())
+            measurements[team, bench] = found
             median = found.median_s
             shown = f"median {median:.3f} s" if median is not None else found.detail
             print(f"{team} {bench}: {found.verdict} ({shown})", file=sys.stderr, flush=True)
-            # After each pair, so that a run cut short keeps every measurement taken.
-            results = [m.as_dict() for m in measurements]
-            complete = len(measurements) == len(pairs)
-            write_partial(
-                record, perf_report.MEASUREMENTS_KIND, print_, args.shard, results, complete, meta
-            )
+    if resumed:
+        print(f"uir perf: resuming: {resumed} measurements kept", file=sys.stderr)
+    results = [m.as_dict() for m in measurements.values()]
+    complete = len(measurements) == len(pairs)
+    write_partial(
+        str(record), perf_report.MEASUREMENTS_KIND, print_, args.shard, results, complete, meta
+    )
     if received:
         print(f"interrupted: {len(pairs) - len(measurements)} pairs not measured", file=sys.stderr)
         return 128 + received[0]
     if args.shard.count == 1:
-        scored = perf_scoring.score(measurements, names, curve)
-        write_output(perf_report.write_reports(out, scored, measurements, names, args.runs))
+        found_all = list(measurements.values())
+        scored = perf_scoring.score(found_all, names, curve)
+        write_output(perf_report.write_reports(out, scored, found_all, names, args.runs))
     return 0
 
 

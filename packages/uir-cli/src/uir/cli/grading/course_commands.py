@@ -95,7 +95,8 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
         "checked out and built), run each benchmark of --bench -n times in the sandbox, and "
         "score each team per benchmark linearly from the slowest correct median (0) to the "
         "fastest (100); a wrong answer scores 0. Writes perf.json, perf.csv and perf.txt in "
-        "--out (with --shard, only that shard's measurements, for `uir perf-merge`). Exit "
+        "--out (with --shard, only that shard's measurements, for `uir perf-merge`). Rerun with "
+        "the same --out to resume an interrupted run: measured pairs are kept. Exit "
         "status: 0 when the run completed, 1 on a usage error. See spec/grading.md section 15.",
     )
     perf.add_argument("roster", metavar="ROSTER", help="the roster (TOML)")

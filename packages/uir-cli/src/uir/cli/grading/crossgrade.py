@@ -11,21 +11,18 @@ with the others.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
-
-from uir.core.errors import UsageError
+from typing import TYPE_CHECKING, Any
 
 from . import shards
 from .harness import Compiler, TestResult, read_or_bad, run_tests
 from .judge import Verdict
 from .limits import Limits
+from .resultlog import Log
 from .roster import Team
 from .submissions import Submission
 
@@ -122,81 +119,6 @@ def result_line(name: str, commit: str | None, result: TestResult) -> dict[str, 
     }
 
 
-class Log:
-    """OUT/results.jsonl: a header naming the run's fingerprint and shard, then one line per
-    result, appended and flushed as each completes. Opening it checks the header (a log of
-    another run is refused) and cuts a torn last line (a run killed mid-write), so appends
-    start on a line of their own."""
-
-    def __init__(self, directory: str, print_: str, shard: shards.Shard | None) -> None:
-        self.path = os.path.join(directory, LOG_FILE)
-        self.header = {"fingerprint": print_, "shard": None if shard is None else str(shard)}
-        self.lock = threading.Lock()
-        self._check()
-        self.stream = open(self.path, "a", encoding="utf-8")  # noqa: SIM115  (closed by close)
-        if os.path.getsize(self.path) == 0:
-            self._write(self.header)
-
-    def _check(self) -> None:
-        try:
-            f = open(self.path, "r+b")  # noqa: SIM115  (closed by the with below)
-        except FileNotFoundError:
-            return
-        with f:
-            first = f.readline()
-            if not first.endswith(b"\n"):
-                f.truncate(0)  # empty, or only a torn header: a fresh start
-                return
-            try:
-                header = json.loads(first)
-            except ValueError:
-                header = None
-            if header != self.header:
-                raise UsageError(
-                    f"{self.path} holds the results of another grading run (another roster, "
-                    "other tests or limits, or another shard): give a new --out, or remove it "
-                    "to start over"
-                )
-            f.truncate(_end_of_last_line(f))
-
-    def entries(self) -> Iterator[dict[str, Any]]:
-        """The logged results, read one line at a time (a line that is not a JSON object, which
-        only a damaged log has, is skipped)."""
-        with open(self.path, "rb") as f:
-            f.readline()  # the header
-            for line in f:
-                try:
-                    entry = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(entry, dict):
-                    yield entry
-
-    def _write(self, entry: dict[str, Any]) -> None:
-        self.stream.write(json.dumps(entry, ensure_ascii=False) + "\n")
-        self.stream.flush()
-
-    def append(self, entry: dict[str, Any]) -> None:
-        with self.lock:
-            self._write(entry)
-
-    def close(self) -> None:
-        self.stream.close()
-
-
-def _end_of_last_line(f: BinaryIO, chunk: int = 1 << 16) -> int:
-    """The size of the file up to and with its last newline, read backwards from its end."""
-    position = f.seek(0, os.SEEK_END)
-    while position > 0:
-        start = max(0, position - chunk)
-        f.seek(start)
-        found = f.read(position - start).rfind(b"\n")
-        if found >= 0:
-            return start + found + 1
-        position = start
-    return 0
-
-
 def replay(log: Log, tally: Tally, entrants: Sequence[Entrant]) -> int:
     """Feed `tally` the logged results of the compilers that are ready and still at the commit
     they ran at (a team whose branch moved since is graded again); how many were taken."""
@@ -255,16 +177,3 @@ def run_pairs(
                 on_result(result)
 
         run_tests(list(tests), entrant.compiler, limits, jobs, record, stop)
-
-
-@contextlib.contextmanager
-def opened_log(directory: str, print_: str, shard: shards.Shard | None) -> Iterator[Log]:
-    try:
-        os.makedirs(directory, exist_ok=True)
-        log = Log(directory, print_, shard)
-    except OSError as e:
-        raise UsageError(f"cannot write the results to {directory}: {e.strerror or e}") from e
-    try:
-        yield log
-    finally:
-        log.close()

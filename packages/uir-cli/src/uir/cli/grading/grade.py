@@ -17,7 +17,7 @@ from typing import Any
 from uir.core.errors import UsageError
 
 from ..output import write_output
-from . import crossgrade, matrix, report, shards
+from . import crossgrade, matrix, report, resultlog, shards
 from .actions import NOT_PASSED, WEAKER, _collect, forked_reference, limits_from, stop_on_signals
 from .crossgrade import REFERENCE, Entrant, Tests
 from .harness import reference_compiler, reference_run_args
@@ -119,7 +119,8 @@ def grade(args: argparse.Namespace) -> int:
     reference = shlex.join(reference_run_args(args.backend, args.plugin_modules))
     print_ = crossgrade.run_fingerprint(teams, tests, limits, reference)
     with contextlib.ExitStack() as stack:
-        log = stack.enter_context(crossgrade.opened_log(args.out, print_, shard))
+        log_path = os.path.join(args.out, crossgrade.LOG_FILE)
+        log = stack.enter_context(resultlog.opened_log(log_path, print_, shard))
         stop, received = stack.enter_context(stop_on_signals())
         entrants = _entrants(args, teams, tests, stack, stop)
         tally = matrix.Tally([e.name for e in entrants], tests.valid, shard)

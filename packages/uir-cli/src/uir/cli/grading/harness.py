@@ -66,13 +66,18 @@ def reference_run_args(
     return tuple(words)
 
 
-def plugin_environment(plugins: Sequence[str]) -> dict[str, str] | None:
-    """The reference's environment when it loads `-p` modules: the directory `uir test` runs in
-    leads PYTHONPATH. The reference runs in a scratch directory, and `-p mod` must still mean the
-    `mod.py` here, as it does for `uir run -p mod`. None (the environment as it is) without any."""
-    if not plugins:
+def reference_environment(
+    plugins: Sequence[str], sources: Sequence[str] = ()
+) -> dict[str, str] | None:
+    """The reference's environment: PYTHONPATH led by `sources` (the source trees of a copy that
+    `uir mutants` runs), then, when it loads `-p` modules, the directory this command runs in,
+    then the PYTHONPATH we run with. The reference runs in a scratch directory, and `-p mod`
+    must still mean the `mod.py` here, as it does for `uir run -p mod`. None (the environment as
+    it is) when there is nothing to add."""
+    first = [*sources, *([os.getcwd()] if plugins else [])]
+    if not first:
         return None
-    path = [os.getcwd(), os.environ.get("PYTHONPATH", "")]
+    path = [*first, os.environ.get("PYTHONPATH", "")]
     return dict(os.environ, PYTHONPATH=os.pathsep.join(path).rstrip(os.pathsep))
 
 
@@ -81,7 +86,9 @@ def reference_compiler(
 ) -> Compiler:
     """This installation of `uir`, run as `python -m uir.cli.main run [--backend NAME] FILE`."""
     run_args = reference_run_args(backend, plugins, command)
-    return Compiler((sys.executable, "-m", "uir.cli.main"), run_args, plugin_environment(plugins))
+    return Compiler(
+        (sys.executable, "-m", "uir.cli.main"), run_args, reference_environment(plugins)
+    )
 
 
 # The render grader's checker (render_check.py), run by this installation's Python.

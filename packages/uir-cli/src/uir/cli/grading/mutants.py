@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import compileall
 import enum
-import os
 import shutil
 import sys
 import tempfile
@@ -22,7 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .forkserver import ForkServer
-from .harness import Compiler, TestResult, bad_test_result, run_parsed_test
+from .harness import (
+    Compiler,
+    TestResult,
+    bad_test_result,
+    reference_environment,
+    run_parsed_test,
+)
 from .limits import Limits
 from .testfile import TestFile, TestFileError, read_test
 
@@ -183,19 +188,16 @@ def option_sets(mutants: Sequence[Mutant]) -> list[tuple[str, ...]]:
     return list(dict.fromkeys([(), *(m.options for m in mutants)]))
 
 
-def pythonpath_for(copy: Path, root: Path) -> str:
-    """PYTHONPATH for a copy: its source trees first, then whatever PYTHONPATH we run with."""
-    sources = [str(copy / tree) for tree in source_trees(root)]
-    return os.pathsep.join([*sources, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-
-
 class _Copy:
     """One copy of the sources (the baseline, or one planted bug) and how to run it."""
 
-    def __init__(self, directory: Path, root: Path, fork: bool) -> None:
+    def __init__(self, directory: Path, root: Path, fork: bool, plugins: Sequence[str]) -> None:
         self.directory = directory
         compileall.compile_dir(directory, quiet=2)  # once here, not in every run
-        self.env = dict(os.environ, PYTHONPATH=pythonpath_for(directory, root))
+        sources = [str(directory / tree) for tree in source_trees(root)]
+        env = reference_environment(plugins, sources)
+        assert env is not None  # it has the sources
+        self.env = env
         self.server = ForkServer(pythonpath=self.env["PYTHONPATH"]) if fork else None
 
     def compiler(self, run_args: tuple[str, ...]) -> Compiler:
@@ -229,6 +231,7 @@ def run_mutants(
     fork: bool = True,
     on_baseline: Callable[[TestResult], None] | None = None,
     on_mutant: Callable[[MutantResult], None] | None = None,
+    plugins: Sequence[str] = (),
 ) -> MutantsRun:
     """Run the suite on an unchanged copy (the baseline), then on a copy per planted bug.
 
@@ -268,7 +271,7 @@ def run_mutants(
         # cannot make some bugs run on other code than the others.
         snapshot = scratch / "sources"
         copy_sources(root, snapshot)
-        planting = _Planting(snapshot, scratch, mutants, fork)
+        planting = _Planting(snapshot, scratch, mutants, fork, plugins)
         upcoming = planting.prepare(None)
         copy: _Copy | None = None
         try:
@@ -306,11 +309,19 @@ def run_mutants(
 class _Planting:
     """Makes the copies: the sources, with one bug planted or none (the baseline)."""
 
-    def __init__(self, root: Path, scratch: Path, mutants: Sequence[Mutant], fork: bool) -> None:
+    def __init__(
+        self,
+        root: Path,
+        scratch: Path,
+        mutants: Sequence[Mutant],
+        fork: bool,
+        plugins: Sequence[str],
+    ) -> None:
         self.root = root
         self.scratch = scratch
         self.mutants = mutants
         self.fork = fork
+        self.plugins = plugins
 
     def prepare(self, index: int | None) -> tuple[MutantResult | None, _Copy | None]:
         """Copy the sources and plant bug `index` (None: no bug). The copy is None when the bug
@@ -318,7 +329,7 @@ class _Planting:
         if index is None:
             directory = self.scratch / "baseline"
             copy_sources(self.root, directory)
-            return None, _Copy(directory, self.root, self.fork)
+            return None, _Copy(directory, self.root, self.fork, self.plugins)
         mutant = self.mutants[index]
         directory = self.scratch / f"{index:03d}-{mutant.name}"
         copy_sources(self.root, directory)
@@ -327,4 +338,4 @@ class _Planting:
         if reason:
             shutil.rmtree(directory, ignore_errors=True)
             return result, None
-        return result, _Copy(directory, self.root, self.fork)
+        return result, _Copy(directory, self.root, self.fork, self.plugins)
