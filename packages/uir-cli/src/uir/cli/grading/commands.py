@@ -6,8 +6,12 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .limits import CHECKOUT_MB, MIB, Limits
+
+if TYPE_CHECKING:
+    from .shards import Shard
 
 # The exit status when a run completed but something did not pass (actions.py returns it).
 NOT_PASSED = 5
@@ -68,6 +72,16 @@ def _integer(low: int, high: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def shard_argument(text: str) -> Shard:
+    """`--shard K/N` of `uir grade` and `uir perf`, parsed by the one Shard.parse."""
+    from .shards import Shard, ShardError  # imported when a --shard is given, not at start-up
+
+    try:
+        return Shard.parse(text)
+    except ShardError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _seconds(text: str) -> float:
@@ -274,6 +288,7 @@ def register_grade(commands: argparse._SubParsersAction, common: argparse.Argume
     grade.add_argument("--out", required=True, metavar="DIR", help="where the reports go")
     grade.add_argument(
         "--shard",
+        type=shard_argument,
         metavar="K/N",
         help="run only the K-th of N slices of the (compiler, test) pairs and write the partial "
         "result OUT/partial.json, for `uir grade-merge`",

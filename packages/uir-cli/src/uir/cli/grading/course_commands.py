@@ -6,7 +6,6 @@ course_actions.py."""
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from .commands import (
     NOT_PASSED,
@@ -14,23 +13,12 @@ from .commands import (
     add_checkout_option,
     add_limit_options,
     add_run_options,
+    shard_argument,
 )
-
-if TYPE_CHECKING:
-    from .shards import Shard
 
 # The weeks of the course whose tests `validate-tests` takes (the syllabus has ten).
 WEEKS = 10
 MAX_RUNS = 1000
-
-
-def _shard(text: str) -> Shard:
-    from .shards import Shard, ShardError  # imported when `uir perf` runs, not at start-up
-
-    try:
-        return Shard.parse(text)
-    except ShardError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def validate_command(args: argparse.Namespace) -> int:
@@ -112,8 +100,8 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
     )
     perf.add_argument(
         "--shard",
-        type=_shard,
-        default="1/1",  # argparse passes a string default through _shard
+        type=shard_argument,
+        default="1/1",  # argparse passes a string default through shard_argument
         metavar="K/N",
         help="measure only the K-th of N shares of the (team, benchmark) pairs",
     )

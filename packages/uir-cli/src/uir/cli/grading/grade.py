@@ -49,13 +49,6 @@ def _teams(path: str) -> list[Team]:
     return teams
 
 
-def _shard(text: str | None) -> shards.Shard | None:
-    try:
-        return None if text is None else shards.Shard.parse(text)
-    except shards.ShardError as e:
-        raise UsageError(f"--shard: {e}") from None
-
-
 def _entrants(
     args: argparse.Namespace,
     teams: Sequence[Team],
@@ -106,7 +99,7 @@ def grade(args: argparse.Namespace) -> int:
     teams = _teams(args.roster)
     tests = crossgrade.read_tests(_collect(args.tests))
     limits = limits_from(args)
-    shard = _shard(args.shard)
+    shard = args.shard
     if args.executor == "local" and (args.shards is not None or args.executor_option):
         raise UsageError("--shards and --executor-option go with --executor submitit")
     if args.executor != "local":
