@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from .dtypes import DType, Type, bool_
+from . import shapes
+from .dtypes import I32, VOID, DType, Type
 from .elements import Elements, arg_key
-from .ops import COMPARE, Op
+from .ops import PARALLEL, Op
 
 __all__ = ["UOp", "arg_key"]
 
@@ -82,19 +84,100 @@ class UOp:
         arg = Elements.fill(value, self.type.size) if self.type.shape else value
         return UOp(Op.CONST, self.type, (), arg)
 
+    # --- building: each method types its result by uir.core.shapes, the verifier's own rules,
+    # and raises ShapeError (a ValueError) where the verifier would reject what it builds.
+
+    @staticmethod
+    def const(type: Type, value: Any) -> UOp:
+        """A CONST of `type`: a scalar literal, copied to every element of a shaped type, or a
+        flat tuple of all the elements (row-major). The value must already be one of the dtype
+        (no rounding happens here)."""
+        if type.shape and not isinstance(value, tuple):
+            value = Elements.fill(value, type.size)
+        return UOp(Op.CONST, type, (), value)
+
     def alu(self, op: Op, *others: UOp) -> UOp:
         """`op` applied to this UOp and `others`, typed as uir.md section 4 types it.
 
         Comparisons give bools of the operands' shape; WHERE (this UOp the condition) takes its
-        branches' type; every other op the type of its first operand.
+        branches' type; every other op the type of its operands. CAST and BITCAST: `cast`.
         """
-        if op in COMPARE:
-            out = self.type.with_dtype(bool_)
-        elif op is Op.WHERE:
-            out = others[0].type
-        else:
-            out = self.type
-        return UOp(op, out, (self, *others))
+        srcs = (self, *others)
+        return UOp(op, shapes.alu(op, [s.type for s in srcs]), srcs)
+
+    def cast(self, dtype: DType) -> UOp:
+        return UOp(Op.CAST, shapes.cast(self.type, dtype), (self,))
+
+    def bitcast(self, dtype: DType) -> UOp:
+        return UOp(Op.BITCAST, shapes.bitcast(self.type, dtype), (self,))
+
+    def where(self, a: UOp, b: UOp) -> UOp:
+        """`self ? a : b`, this UOp the bool condition."""
+        return self.alu(Op.WHERE, a, b)
+
+    def reshape(self, shape: Sequence[int]) -> UOp:
+        return UOp(Op.RESHAPE, shapes.reshape(self.type, shape), (self,))
+
+    def expand(self, shape: Sequence[int]) -> UOp:
+        return UOp(Op.EXPAND, shapes.expand(self.type, shape), (self,))
+
+    def permute(self, order: Sequence[int]) -> UOp:
+        order = tuple(order)
+        return UOp(Op.PERMUTE, shapes.permute(self.type, order), (self,), order)
+
+    def pad(self, pairs: Sequence[tuple[int, int]]) -> UOp:
+        pairs = tuple(tuple(p) for p in pairs)
+        return UOp(Op.PAD, shapes.pad(self.type, pairs), (self,), pairs)
+
+    def shrink(self, pairs: Sequence[tuple[int, int]]) -> UOp:
+        """The window of each axis: of a shaped value, or (one pair) of a buffer version."""
+        pairs = tuple(tuple(p) for p in pairs)
+        return UOp(Op.SHRINK, shapes.shrink(self.type, pairs), (self,), pairs)
+
+    def flip(self, axes: Sequence[int]) -> UOp:
+        axes = tuple(axes)
+        return UOp(Op.FLIP, shapes.flip(self.type, axes), (self,), axes)
+
+    def reduce(self, op: Op, axes: Sequence[int]) -> UOp:
+        arg = (op, tuple(axes))
+        return UOp(Op.REDUCE, shapes.reduce(self.type, arg), (self,), arg)
+
+    def stage(self) -> UOp:
+        return UOp(Op.STAGE, self.type, (self,))
+
+    @staticmethod
+    def stack(*srcs: UOp) -> UOp:
+        return UOp(Op.STACK, shapes.stack([s.type for s in srcs]), srcs)
+
+    def index(self, *indices: UOp, gate: UOp | None = None) -> UOp:
+        """An element: of a rank-1 value, or (with an optional gate) a place in memory."""
+        src = (self, *indices) if gate is None else (self, *indices, gate)
+        return UOp(Op.INDEX, self.type.scalar, src)
+
+    def load(self) -> UOp:
+        """A LOAD of this place (one element) or memory reference (the whole window)."""
+        return UOp(Op.LOAD, self.type, (self,))
+
+    def store(self, value: UOp) -> UOp:
+        """A STORE of `value` to this place or memory reference."""
+        return UOp(Op.STORE, VOID, (self, value))
+
+    def after(self, *deps: UOp) -> UOp:
+        """The version of this memory once `deps` (STOREs, ENDs, RANGEs) have happened."""
+        return UOp(Op.AFTER, self.type, (self, *deps))
+
+    def end(self, *ranges: UOp) -> UOp:
+        """This effect run in every iteration of `ranges`, the first outermost."""
+        return UOp(Op.END, VOID, (self, *ranges))
+
+    @staticmethod
+    def range(end: UOp, rid: int, parallel: bool = False) -> UOp:
+        """A loop counter over 0 .. end-1; `parallel` promises independent iterations."""
+        return UOp(Op.RANGE, I32, (end,), (rid, PARALLEL) if parallel else rid)
+
+    @staticmethod
+    def sink(*srcs: UOp) -> UOp:
+        return UOp(Op.SINK, VOID, srcs)
 
     def toposort(self, bodies: bool = True) -> list[UOp]:
         """Every UOp reachable from this one, sources before users, without recursion.

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cached_property
-from itertools import pairwise
 
+from . import shapes
+from .arguments import format_arg
 from .bounds import bounds, gated_bounds
 from .calls import Origins, inline_calls
 from .dtypes import BOOL, I32, VOID, Type
@@ -31,24 +32,17 @@ from .memory import VERSIONS, Kind, buffer_of, kind
 from .ops import (
     ALU,
     BINARY,
-    BITWISE,
     COMPARE,
-    FLOAT_BINARY,
-    FLOAT_UNARY,
-    INT_BINARY,
-    MAX_RANK,
     MOVEMENT,
     Op,
 )
 from .parse import LongInt, Program
-from .printer import format_arg
 from .schedule import planned
+from .shapes import ShapeError
 from .uop import UOp
 
 # Ops a CALL body may hold: values only, no effects, memory or loops (uir.md sections 5, 8, 9).
 BODY_OPS = ALU | MOVEMENT | {Op.CONST, Op.PARAM, Op.CALL, Op.STACK, Op.INDEX, Op.REDUCE, Op.STAGE}
-# The folds a REDUCE may use (uir.md section 8).
-REDUCE_OPS = frozenset({Op.ADD, Op.MUL, Op.MAX, Op.MIN})
 # The shaped values that may run inside a loop: week 1's small vectors (uir.md section 7). After
 # inlining, a CALL returning one is one of these too.
 SMALL_VECTORS = frozenset({Op.STACK, Op.CONST})
@@ -98,6 +92,13 @@ class _Checker:
     def line_note(self, uop: UOp) -> str:
         line = self.line_of(uop)
         return f" on line {line}" if line is not None else ""
+
+    def typed(self, uop: UOp, rule: Callable[..., Type], *args: object) -> Type:
+        """The type `rule` (uir.core.shapes) gives `args`, its ShapeError reported at `uop`."""
+        try:
+            return rule(*args)
+        except ShapeError as exc:
+            raise self.fail(uop, str(exc)) from None
 
     def same_types(self, uop: UOp, srcs: tuple[UOp, ...]) -> Type:
         first = srcs[0].type
@@ -378,19 +379,16 @@ def _check_after(c: _Checker, uop: UOp) -> None:
 
 
 def _check_alu(c: _Checker, uop: UOp) -> None:
-    op, dtype = uop.op, uop.dtype
+    op = uop.op
     c.no_arg(uop)
     for s in uop.src:
         if s.dtype.is_void:
             raise c.fail(uop, f"{op} takes values, and {s.op} is not one")
+    types = [s.type for s in uop.src]
     if op is Op.WHERE:
         c.arity(uop, 3)
-        cond, a, b = uop.src
-        if not cond.dtype.is_bool:
-            raise c.fail(uop, f"WHERE's condition must be bool, got {cond.type}")
-        if cond.type.shape != uop.type.shape:
-            raise c.fail(uop, "WHERE's condition has another shape")
-        if not (a.type == b.type == uop.type):
+        want = c.typed(uop, shapes.where, *types)
+        if want != uop.type:
             raise c.fail(uop, f"WHERE branches must be {uop.type}")
         return
     if op in (Op.CAST, Op.BITCAST):
@@ -398,80 +396,31 @@ def _check_alu(c: _Checker, uop: UOp) -> None:
         src = uop.src[0]
         if src.type.shape != uop.type.shape:
             raise c.fail(uop, f"{op} keeps the shape of {src.type}")
-        if op is Op.BITCAST:
-            ok = not (src.dtype.is_bool or dtype.is_bool) and src.dtype.bits == dtype.bits
-            if not ok:
-                raise c.fail(
-                    uop, f"BITCAST needs two non-bool dtypes of one width: {src.dtype}, {dtype}"
-                )
+        rule = shapes.cast if op is Op.CAST else shapes.bitcast
+        c.typed(uop, rule, src.type, uop.dtype)
         return
+    c.arity(uop, 2 if op in BINARY or op in COMPARE else 1)
     if op in COMPARE:
-        c.arity(uop, 2)
-        operand = c.same_types(uop, uop.src)
-        equality = op in (Op.CMPEQ, Op.CMPNE)
-        ok = operand.dtype.is_number or (equality and operand.dtype.is_bool)
-        kinds = "numbers or bools" if equality else "numbers"
-        if not ok:
-            raise c.fail(uop, f"{op} takes {kinds}, got {operand}")
-        ok = dtype.is_bool and uop.type.shape == operand.shape
-        if not ok:
-            raise c.fail(uop, f"{op} of {operand} gives {operand.with_dtype(BOOL.dtype)}")
+        want = c.typed(uop, shapes.compare, op, *types)
+        if want != uop.type:
+            raise c.fail(uop, f"{op} of {types[0]} gives {want}")
         return
-    c.arity(uop, 2 if op in BINARY else 1)
+    # The declared type is checked before the kinds an op takes: `ADD f32 %i %i` is reported
+    # as a wrong result type, the likelier mistake.
     operand = c.same_types(uop, uop.src)
     if operand != uop.type:
         raise c.fail(uop, f"{op} of {operand} must have type {operand}, not {uop.type}")
-    if op in FLOAT_UNARY or op in FLOAT_BINARY:
-        if not dtype.is_float:
-            raise c.fail(uop, f"{op} takes floats, got {dtype}")
-    elif op in INT_BINARY:
-        if not dtype.is_int:
-            raise c.fail(uop, f"{op} takes ints, got {dtype}")
-    elif op in BITWISE:
-        if not (dtype.is_int or dtype.is_bool):
-            raise c.fail(uop, f"{op} takes ints or bools, got {dtype}")
-    else:
-        if not dtype.is_number:
-            raise c.fail(uop, f"{op} takes numbers, got {dtype}")
+    c.typed(uop, shapes.arithmetic, op, types)
 
 
 def _check_reduce(c: _Checker, uop: UOp) -> None:
     """`REDUCE T x (OP, (axes...))` folds the listed axes of x away (uir.md section 8)."""
     c.arity(uop, 1)
-    x, arg = uop.src[0], uop.arg
-    form = (
-        isinstance(arg, tuple)
-        and len(arg) == 2
-        and isinstance(arg[0], Op)
-        and isinstance(arg[1], tuple)
-        and all(isinstance(a, int) and not isinstance(a, bool) for a in arg[1])
-    )
-    if not form:
-        shown = "nothing" if arg is None else format_arg(arg)
-        raise c.fail(uop, f"REDUCE takes (OP, (axes...)) such as (ADD, (0)), got {shown}")
-    op, axes = arg
-    if op not in REDUCE_OPS:
-        raise c.fail(uop, f"REDUCE folds with ADD, MUL, MAX or MIN, not {op}")
-    if not x.dtype.is_number:
-        raise c.fail(uop, f"REDUCE takes numbers, got {x.type}")
-    rank = len(x.type.shape)
-    if rank == 0:
-        raise c.fail(uop, f"REDUCE folds axes of a shaped value, and {x.type} is a scalar")
-    if not axes:
-        raise c.fail(uop, "REDUCE needs at least one axis: (OP, ()) folds nothing")
-    for a in axes:
-        if not 0 <= a < rank:
-            raise c.fail(uop, f"REDUCE axis {a} is not an axis of {x.type} (0 to {rank - 1})")
-    if any(a >= b for a, b in pairwise(axes)):
-        raise c.fail(
-            uop, f"REDUCE axes must be distinct and in increasing order, got {format_arg(axes)}"
-        )
-    kept = tuple(d for i, d in enumerate(x.type.shape) if i not in axes)
-    want = Type(x.dtype, kept)
+    x = uop.src[0]
+    want = c.typed(uop, shapes.reduce, x.type, uop.arg)
     if uop.type != want:
-        raise c.fail(
-            uop, f"REDUCE of {x.type} over axes {format_arg(axes)} has type {want}, not {uop.type}"
-        )
+        axes = format_arg(uop.arg[1])
+        raise c.fail(uop, f"REDUCE of {x.type} over axes {axes} has type {want}, not {uop.type}")
 
 
 def _check_expand(c: _Checker, uop: UOp) -> None:
@@ -479,20 +428,9 @@ def _check_expand(c: _Checker, uop: UOp) -> None:
     c.arity(uop, 1)
     c.no_arg(uop)
     x = uop.src[0]
-    src, out = x.type.shape, uop.type.shape
     if x.dtype is not uop.dtype:
         raise c.fail(uop, f"EXPAND keeps the dtype: {x.type} cannot become {uop.type}")
-    if not out:
-        raise c.fail(uop, f"EXPAND gives a shaped value, not the scalar {uop.type}")
-    if len(src) > len(out):
-        raise c.fail(uop, f"EXPAND cannot remove axes: {x.type} has more than {uop.type}")
-    for axis, (have, want) in enumerate(zip(src, out[len(out) - len(src) :], strict=True)):
-        if have not in (1, want):
-            raise c.fail(
-                uop,
-                f"EXPAND of {x.type} to {uop.type}: dim {axis} is {have}, and must be 1 or "
-                f"{want} (shapes align on the right)",
-            )
+    c.typed(uop, shapes.expand, x.type, uop.type.shape)
 
 
 def _check_stage(c: _Checker, uop: UOp) -> None:
@@ -529,64 +467,20 @@ def _check_parallel_dep(c: _Checker, after: UOp, buffer: UOp, dep: UOp) -> None:
 
 # ---- movement ops (uir.md section 9) ----------------------------------------------------------
 # Each takes one shaped value and gives a shaped value of the same dtype (rank 1 to 8), never
-# memory (the common checks reject it before these run) and never a scalar.
-
-
-def _is_int(x: object) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-def _shown(arg: object) -> str:
-    """An argument as a message quotes it."""
-    return "nothing" if arg is None else format_arg(arg)
-
-
-def _ints(c: _Checker, uop: UOp, what: str) -> tuple[int, ...]:
-    """`uop`'s argument `(a, b, ...)` of ints; any other form fails, saying `what` it takes."""
-    arg = uop.arg
-    if not (isinstance(arg, tuple) and all(_is_int(x) for x in arg)):
-        raise c.fail(uop, f"{uop.op} takes {what}, got {_shown(arg)}")
-    return arg
-
-
-def _pairs(arg: object) -> tuple[tuple[int, int], ...] | None:
-    """`((a, b), ...)` of int pairs, or None when the argument has another form."""
-    ok = isinstance(arg, tuple) and all(
-        isinstance(p, tuple) and len(p) == 2 and all(_is_int(x) for x in p) for p in arg
-    )
-    return arg if ok else None  # type: ignore[return-value]
+# memory (the common checks reject it before these run) and never a scalar. The rules are
+# uir.core.shapes'; these checks compare the declared type with what they give.
 
 
 def _moved(c: _Checker, uop: UOp) -> Type:
     """The source type of a movement op, after the rules every movement op shares."""
     c.arity(uop, 1)
     x = uop.src[0]
-    if not x.type.shape:
-        raise c.fail(
-            uop,
-            f"{uop.op} moves the elements of a shaped value, and {x.type} is a scalar "
-            "(EXPAND makes a scalar shaped)",
-        )
+    c.typed(uop, shapes.movable, uop.op, x.type)
     if not uop.type.shape:
         raise c.fail(uop, f"{uop.op} gives a shaped value, not the scalar {uop.type}")
     if x.dtype is not uop.dtype:
         raise c.fail(uop, f"{uop.op} keeps the dtype: {x.type} cannot become {uop.type}")
     return x.type
-
-
-def _one_pair_per_axis(c: _Checker, uop: UOp, x: Type, example: str) -> tuple[tuple[int, int], ...]:
-    """PAD's and SHRINK's argument: exactly one pair of ints per axis of `x`."""
-    pairs = _pairs(uop.arg)
-    if pairs is None:
-        raise c.fail(
-            uop,
-            f"{uop.op} takes one pair of ints per axis, such as {example}, got {_shown(uop.arg)}",
-        )
-    if len(pairs) != len(x.shape):
-        raise c.fail(
-            uop, f"{uop.op} of {x} needs one pair per axis ({len(x.shape)}), got {len(pairs)}"
-        )
-    return pairs
 
 
 def _result_type(c: _Checker, uop: UOp, x: Type, want: Type) -> None:
@@ -599,41 +493,25 @@ def _check_reshape(c: _Checker, uop: UOp) -> None:
     """`RESHAPE T[shape] x`: x's elements in row-major order, in another shape."""
     x = _moved(c, uop)
     c.no_arg(uop)
-    if x.size != uop.type.size:
-        raise c.fail(
-            uop,
-            f"RESHAPE keeps the element count: {x} has {x.size} elements and {uop.type} "
-            f"has {uop.type.size}",
-        )
+    c.typed(uop, shapes.reshape, x, uop.type.shape)
 
 
-def _check_permute(c: _Checker, uop: UOp) -> None:
-    """`PERMUTE T[shape] x (order)`: result axis d is x's axis order[d] (numpy.transpose)."""
+def _movement_check(rule: Callable[[Type, object], Type]) -> Callable[[_Checker, UOp], None]:
+    """The check of a movement op whose argument determines its result type (PERMUTE, PAD,
+    FLIP): the declared type must be what the rule gives."""
+
+    def check(c: _Checker, uop: UOp) -> None:
+        x = _moved(c, uop)
+        _result_type(c, uop, x, c.typed(uop, rule, x, uop.arg))
+
+    return check
+
+
+def _check_flip(c: _Checker, uop: UOp) -> None:
+    """`FLIP T[shape] x (axes)`: x with the listed axes reversed."""
     x = _moved(c, uop)
-    order = _ints(c, uop, "an axis order such as (1, 0)")
-    rank = len(x.shape)
-    if sorted(order) != list(range(rank)):
-        raise c.fail(
-            uop,
-            f"PERMUTE order {format_arg(order)} is not a permutation of the axes of {x} "
-            f"(0 to {rank - 1}, each once)",
-        )
-    _result_type(c, uop, x, Type(x.dtype, tuple(x.shape[a] for a in order)))
-
-
-def _check_pad(c: _Checker, uop: UOp) -> None:
-    """`PAD T[shape] x ((before, after), ...)`: the dtype's zero around x, per axis."""
-    x = _moved(c, uop)
-    pairs = _one_pair_per_axis(c, uop, x, "((1, 1))")
-    for axis, (before, after) in enumerate(pairs):
-        if before < 0 or after < 0:
-            raise c.fail(
-                uop,
-                f"PAD only adds elements: the pair ({before}, {after}) of axis {axis} is below 0 "
-                "(SHRINK removes elements)",
-            )
-    shape = tuple(d + b + a for d, (b, a) in zip(x.shape, pairs, strict=True))
-    _result_type(c, uop, x, Type(x.dtype, shape))
+    if c.typed(uop, shapes.flip, x, uop.arg) != uop.type:
+        raise c.fail(uop, f"FLIP of {x} has that type, not {uop.type}")
 
 
 def _check_shrink_value(c: _Checker, uop: UOp) -> None:
@@ -642,43 +520,14 @@ def _check_shrink_value(c: _Checker, uop: UOp) -> None:
     if kind(src) is not Kind.VALUE:
         raise c.fail(uop, f"SHRINK takes a value or memory, and {src.op} is {kind(src).value}")
     x = _moved(c, uop)
-    pairs = _one_pair_per_axis(c, uop, x, "((0, 2))")
-    for axis, ((begin, end), dim) in enumerate(zip(pairs, x.shape, strict=True)):
-        if not 0 <= begin < end <= dim:
-            raise c.fail(
-                uop,
-                f"SHRINK pair ({begin}, {end}) of axis {axis} of {x} lies outside "
-                f"0 <= begin < end <= {dim}",
-            )
-    _result_type(c, uop, x, Type(x.dtype, tuple(e - b for b, e in pairs)))
-
-
-def _check_flip(c: _Checker, uop: UOp) -> None:
-    """`FLIP T[shape] x (axes)`: x with the listed axes reversed."""
-    x = _moved(c, uop)
-    axes = _ints(c, uop, "the axes to reverse, such as (0)")
-    if not axes:
-        raise c.fail(uop, "FLIP needs at least one axis: () flips nothing")
-    rank = len(x.shape)
-    ok = all(0 <= a < rank for a in axes) and all(a < b for a, b in pairwise(axes))
-    if not ok:
-        raise c.fail(
-            uop,
-            f"FLIP axes must be distinct, in increasing order and in [0, {rank}) "
-            f"(the axes of {x}), got {format_arg(axes)}",
-        )
-    if uop.type != x:
-        raise c.fail(uop, f"FLIP of {x} has that type, not {uop.type}")
+    _result_type(c, uop, x, c.typed(uop, shapes.shrink, x, uop.arg))
 
 
 def _check_stack_of_values(c: _Checker, uop: UOp) -> None:
     """`STACK T[k,s...]` of k values of type T[s...]: a new leading axis."""
-    first = uop.src[0].type
-    for s in uop.src[1:]:
-        if s.type != first:
-            raise c.fail(uop, f"STACK takes values of one type, got {first} and {s.type}")
-    want = Type(first.dtype, (len(uop.src), *first.shape))
+    want = c.typed(uop, shapes.stack, [s.type for s in uop.src])
     if uop.type != want:
+        first = uop.src[0].type
         raise c.fail(
             uop, f"STACK of {len(uop.src)} values of {first} has type {want}, not {uop.type}"
         )
@@ -757,8 +606,8 @@ CHECKS: dict[Op, Callable[[_Checker, UOp], None]] = {
     Op.EXPAND: _check_expand,
     Op.STAGE: _check_stage,
     Op.RESHAPE: _check_reshape,
-    Op.PERMUTE: _check_permute,
-    Op.PAD: _check_pad,
+    Op.PERMUTE: _movement_check(shapes.permute),
+    Op.PAD: _movement_check(shapes.pad),
     Op.FLIP: _check_flip,
     **{op: _check_alu for op in ALU},
 }
@@ -871,9 +720,7 @@ def verify(program: Program) -> None:
     for uop in everything:
         if uop.dtype.is_void and uop.op not in (Op.SINK, Op.STORE, Op.END):
             raise c.fail(uop, f"{uop.op} cannot have type void")
-        rank = len(uop.type.shape)
-        if rank > MAX_RANK:
-            raise c.fail(uop, f"{uop.type} has rank {rank}: shaped types have rank 1 to {MAX_RANK}")
+        c.typed(uop, shapes.shaped, uop.dtype, uop.type.shape)
         check = CHECKS.get(uop.op)
         if check is None:
             raise c.fail(uop, f"{uop.op} is not supported yet")

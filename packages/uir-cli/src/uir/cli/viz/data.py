@@ -14,13 +14,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from uir.core import UOp
+from uir.core.arguments import format_arg
 from uir.core.errors import ParseError, UIRError
 from uir.core.loops import LoopNest, loop_nest
 from uir.core.memory import VERSIONS, Kind, buffer_of, kind, version_of
 from uir.core.ops import Op
 from uir.core.parse import Program, parse, parse_prefix
 from uir.core.plugins import Pass, run_passes
-from uir.core.printer import format_arg
 from uir.core.schedule import no_line
 from uir.core.trace import RuleInfo, Trace, tracing
 from uir.core.verify import verify
