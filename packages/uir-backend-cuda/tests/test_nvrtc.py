@@ -1,8 +1,8 @@
-"""NVRTC compiles every runnable suite program of weeks 1-4 for the H200 (sm_90) and the RTX 3080
-(sm_86), here, with no GPU and no CUDA toolkit; a source that does not compile is a BackendError
-naming NVRTC's error line. Every compile is bounded in memory and CPU time, with fallbacks to
-lower optimisation levels: large programs of the kinds hidden tests hold (uir.testing.large)
-compile within the bounds, the slow ones marked `slow`."""
+"""NVRTC compiles every runnable suite program of weeks 1-5 and 7 for the H200 (sm_90) and the
+RTX 3080 (sm_86), here, with no GPU and no CUDA toolkit; a source that does not compile is a
+BackendError naming NVRTC's error line. Every compile is bounded in memory and CPU time, with
+fallbacks to lower optimisation levels: large programs of the kinds hidden tests hold
+(uir.testing.large) compile within the bounds, the slow ones marked `slow`."""
 
 from __future__ import annotations
 
