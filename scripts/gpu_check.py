@@ -194,8 +194,7 @@ def lines_counts(log: str, out: Path) -> dict[str, Any]:
 
 
 def probe_counts(log: str, out: Path) -> dict[str, Any]:
-    found = json.loads(log.strip().splitlines()[-1])
-    return found
+    return json.loads(log.strip().splitlines()[-1])
 
 
 def steps(args: argparse.Namespace, out: Path) -> list[Step]:
@@ -224,6 +223,8 @@ def steps(args: argparse.Namespace, out: Path) -> list[Step]:
         # packages are on PYTHONPATH only.)
         test_command.append("--no-fork-server")
     junit = out / "tests.xml"
+    for stale in (report, junit):  # a step cut short must not show an earlier run's counts
+        stale.unlink(missing_ok=True)
     tests = args.tests or list(GPU_TESTS)
     small = ["--small"] if args.dry_run else []
     resources = [
