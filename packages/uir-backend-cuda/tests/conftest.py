@@ -1,6 +1,6 @@
-"""Shared fixtures: the suite programs of weeks 1-5 that run (expect-exit 0), and the programs of
-tests/programs/, each parsed and verified, its CALLs inlined and its shaped values lowered to loops
-(as the backends take them)."""
+"""Shared fixtures: the suite programs of weeks 1-5 and 7 that run (expect-exit 0), and the
+programs of tests/programs/, each parsed and verified, its CALLs inlined and its shaped values
+lowered to loops (as the backends take them)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from uir.core import parse, verify
 from uir.core.uop import UOp
 
 ROOT = Path(__file__).resolve().parents[3]
-SUITES = [ROOT / "suites" / week for week in ("week1", "week2", "week3", "week4", "week5")]
+SUITES = [ROOT / "suites" / week for week in ("week1", "week2", "week3", "week4", "week5", "week7")]
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,5 @@
-"""cuda-emu runs every runnable suite program of weeks 1-4 to the file's `# expect:` lines and the
-interpreter's outputs, bit for bit (all in one C++ compiler run)."""
+"""cuda-emu runs every runnable suite program of weeks 1-5 and 7 to the file's `# expect:` lines
+and the interpreter's outputs, bit for bit (all in one C++ compiler run)."""
 
 from __future__ import annotations
 

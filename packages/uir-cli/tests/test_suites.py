@@ -21,6 +21,7 @@ from uir.cli.grading.report import failure_details
 SUITES = Path(__file__).resolve().parents[3] / "suites"
 WEEK1 = sorted((SUITES / "week1").glob("*.uir"))
 WEEK2 = sorted((SUITES / "week2").glob("*.uir"))
+WEEK7 = sorted((SUITES / "week7").glob("*.uir"))
 
 
 @pytest.fixture(scope="module")
@@ -30,13 +31,15 @@ def compiler() -> Iterator[Compiler]:
 
 
 def test_the_suites_are_there() -> None:
-    assert len(WEEK1) >= 160 and len(WEEK2) >= 100
+    assert len(WEEK1) >= 160 and len(WEEK2) >= 100 and len(WEEK7) >= 100
 
 
-# The C backend runs both suites in packages/uir-backend-c/tests (one compile for all of them).
-@pytest.mark.parametrize(
-    "path", WEEK1 + WEEK2, ids=[f"{p.parent.name}/{p.stem}" for p in WEEK1 + WEEK2]
-)
+# The C backend runs these suites in packages/uir-backend-c/tests (one compile for all of them),
+# cuda-emu in packages/uir-backend-cuda/tests.
+HARNESSED = WEEK1 + WEEK2 + WEEK7
+
+
+@pytest.mark.parametrize("path", HARNESSED, ids=[f"{p.parent.name}/{p.stem}" for p in HARNESSED])
 def test_suite_file(path: Path, compiler: Compiler) -> None:
     result = run_test(str(path), compiler, Limits())
     assert result.passed, failure_details(result)

@@ -30,14 +30,16 @@ def optimize(sink: UOp, registry: Registry, args: argparse.Namespace) -> UOp:
     return run_passes(sink, selected_passes(registry, args))
 
 
-def _compile_ready(args: argparse.Namespace) -> tuple[Registry, Backend, UOp]:
-    """The registry, the chosen backend, and the verified program after the selected passes."""
+def _compile_ready(args: argparse.Namespace, runs: bool) -> tuple[Registry, Backend, UOp]:
+    """The registry, the chosen backend, and the verified program after the selected passes.
+    Only a run needs the backend's machinery (a driver, a compiler), and only once the program
+    verified: a parse error is exit 2 on any machine, and rendering is text everywhere."""
     registry = load_registry(args.plugin_modules)
     backend = registry.backend(args.backend)
-    ok, reason = backend.available()
+    program = load_program(read_source(args.file))
+    ok, reason = backend.available() if runs else (True, "")
     if not ok:
         raise BackendError(f"backend '{backend.name}' is not available here: {reason}")
-    program = load_program(read_source(args.file))
     return (
         registry,
         backend,
@@ -46,7 +48,7 @@ def _compile_ready(args: argparse.Namespace) -> tuple[Registry, Backend, UOp]:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    registry, backend, sink = _compile_ready(args)
+    registry, backend, sink = _compile_ready(args, runs=True)
     outputs = backend.compile(sink).run()
     # Everything is computed before anything is printed: an error leaves stdout empty.
     text = "".join(format_value(v, s.dtype) + "\n" for v, s in zip(outputs, sink.src, strict=True))
@@ -60,7 +62,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def render_command(args: argparse.Namespace) -> int:
-    _, backend, sink = _compile_ready(args)
+    _, backend, sink = _compile_ready(args, runs=False)
     write_output(backend.render(sink))
     return 0
 
