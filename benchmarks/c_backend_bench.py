@@ -33,6 +33,7 @@ from uir.core.calls import inline_calls
 from uir.core.interpret import evaluate
 from uir.core.parse import parse
 from uir.core.verify import verify
+from uir.testing.backends import scheduled
 
 INT_OPS = ["ADD", "SUB", "MUL", "MAX", "MIN", "XOR", "IDIV", "MOD", "SHL", "SHR"]
 FLOAT_OPS = ["ADD", "MUL", "SUB", "FDIV", "MAX"]
@@ -181,7 +182,7 @@ def restrict(n: int = 1024, calls: int = 20_000) -> None:
     program = parse(elementwise_text(n), "restrict.uir")
     verify(program)
     sink = inline_calls(program.sink)
-    with_restrict = render_c(sink)
+    with_restrict = render_c(scheduled(sink))
     without = with_restrict.replace(" *restrict ", " *")
     assert without != with_restrict
     rng = np.random.default_rng(0)
@@ -231,9 +232,9 @@ def isolation(runs: int = 200) -> None:
     )
     verify(program)
     sink = inline_calls(program.sink)
-    compiled = CompiledProgram(compile_shared([render_c(sink)]), layout(sink), sink)
+    compiled = CompiledProgram(compile_shared([render_c(scheduled(sink))]), layout(sink), sink)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    entry = ctypes.CDLL(str(compile_shared([render_c(sink)]))).uir_program
+    entry = ctypes.CDLL(str(compile_shared([render_c(scheduled(sink))]))).uir_program
     buffer, out = np.zeros(64, dtype=np.int32), np.zeros(1, dtype=np.int32)
     args = [x.ctypes.data_as(ctypes.c_void_p) for x in (buffer, out)]
     direct_s = cpu_timed(entry, *args, repeat=runs)

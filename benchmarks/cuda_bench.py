@@ -33,6 +33,7 @@ from uir.core.calls import inline_calls
 from uir.core.parse import parse
 from uir.core.uop import UOp
 from uir.core.verify import verify
+from uir.testing.backends import scheduled
 
 PEAK_BYTES = 4.8e12  # H200 HBM3e, bytes per second
 PEAK_FLOPS = 67e12  # H200 f32 FLOP/s without tensor cores
@@ -144,10 +145,10 @@ def load(text: str) -> UOp:
 def measure(backend: str, sink: UOp, inputs: dict[int, np.ndarray]) -> tuple[list, float]:
     """The outputs of one run, and the best time of the kernels (GPU), or of whole runs (emu)."""
     if backend == "cuda":
-        program = CudaBackend().compile(sink)
+        program = CudaBackend().compile(scheduled(sink))
         assert isinstance(program, GpuProgram)
         return program.run(inputs), min(program.time_kernels(inputs, repeats=5))
-    program = CudaEmuBackend().compile(sink)
+    program = CudaEmuBackend().compile(scheduled(sink))
     outputs = program.run(inputs)
     start = time.perf_counter()
     program.run(inputs)

@@ -21,17 +21,17 @@ import time
 
 from uir.backend.cuda import driver
 from uir.backend.cuda.nvrtc import BOUNDS, LEVELS, compile_bounded, compile_cubin, compile_here
-from uir.backend.cuda.plugin import lowered
 from uir.backend.cuda.render import render_cuda
 from uir.core import parse, verify
 from uir.core.uop import UOp
+from uir.testing.backends import scheduled
 from uir.testing.large import many_kernels, programs
 
 
 def load(text: str) -> UOp:
     program = parse(text)
     verify(program)
-    return lowered(program.sink)
+    return program.sink
 
 
 def resident_mb() -> float:
@@ -49,7 +49,7 @@ def large_programs() -> None:
         + ", ".join(level.name for level in LEVELS)
     )
     for p in programs():
-        source = render_cuda(load(p.text)).source
+        source = render_cuda(scheduled(load(p.text))).source
         start = time.perf_counter()
         compiled = compile_bounded(source)
         steps = "; ".join(
@@ -62,7 +62,7 @@ def large_programs() -> None:
 
 
 def child_price() -> None:
-    source = render_cuda(load(many_kernels(1, 64))).source
+    source = render_cuda(scheduled(load(many_kernels(1, 64)))).source
     here, child = [], []
     for _ in range(10):
         start = time.perf_counter()
@@ -78,7 +78,7 @@ def child_price() -> None:
 
 
 def many_compiles(count: int) -> None:
-    source = render_cuda(load(many_kernels(1, 64))).source
+    source = render_cuda(scheduled(load(many_kernels(1, 64)))).source
     compile_cubin(source)
     rss, fds = resident_mb(), open_fds()
     start = time.perf_counter()
@@ -98,7 +98,7 @@ def many_runs(count: int) -> None:
         print(f"GPU runs: skipped ({why})")
         return
     sink = load(many_kernels(1, 1 << 20))
-    rendered = render_cuda(sink)
+    rendered = render_cuda(scheduled(sink))
     cubin = compile_cubin(rendered.source, driver.architecture())
     device = driver.default_device()
     device.make_current()

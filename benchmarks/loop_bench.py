@@ -26,6 +26,7 @@ from uir.core.parse import parse
 from uir.core.schedule import Block, loop_schedule
 from uir.core.uop import UOp
 from uir.core.verify import verify
+from uir.testing.backends import scheduled
 
 COUNTED = ALU | {Op.INDEX, Op.LOAD, Op.STORE}
 
@@ -157,7 +158,7 @@ def measure(
     verify(program)
     ops = executed(loop_schedule(program.sink))
     if backend == "c":
-        seconds, _ = timed_run(CBackend().compile(program.sink), inputs or {})
+        seconds, _ = timed_run(CBackend().compile(scheduled(program.sink)), inputs or {})
     else:
         start = time.perf_counter()
         evaluate(program.sink, inputs)
@@ -190,7 +191,7 @@ def compare_with_hand_written(n: int) -> None:
     verify(program)
     rng = np.random.default_rng(1)
     inputs = {slot: rng.standard_normal(n * n).astype(np.float32) for slot in (0, 1)}
-    ours_program = CBackend().compile(program.sink)
+    ours_program = CBackend().compile(scheduled(program.sink))
     hand = load_source(f"#define N {n}\n{HAND_MATMUL}", program.sink)
     # Alternate the two, best of five each: load from other processes hits both alike.
     ours = theirs = float("inf")

@@ -29,6 +29,7 @@ from uir.core.parse import parse
 from uir.core.stats import program_stats
 from uir.core.uop import UOp
 from uir.rewrite.passes import rangeify
+from uir.testing.backends import scheduled
 from uir.testing.shaped import A_TIMES_B_PLUS_C, SUM
 
 REPEATS = 5
@@ -46,7 +47,7 @@ def best(call: Callable[[], object], repeats: int = REPEATS) -> float:
 
 def entry_point(sink: UOp) -> Callable[..., None]:
     """The program's C entry point, loaded in this process."""
-    library = ctypes.CDLL(str(compile_shared([CBackend().render(sink)])))
+    library = ctypes.CDLL(str(compile_shared([CBackend().render(scheduled(sink))])))
     entry = library.uir_program
     entry.argtypes = [ctypes.c_void_p] * len(layout(sink).arg_types)
     entry.restype = None
@@ -59,7 +60,7 @@ def compare(name: str, sink: UOp, arrays: list[np.ndarray], out: np.ndarray, num
     c_ms = best(lambda: entry(*pointers))
     np_ms = best(lambda: numpy_op(*arrays))
     start = time.perf_counter()
-    CBackend().compile(sink).run(dict(enumerate(arrays)))
+    CBackend().compile(scheduled(sink)).run(dict(enumerate(arrays)))
     runtime_ms = (time.perf_counter() - start) * 1000
     print(f"{name}:")
     print(f"  C loop {c_ms:8.1f} ms   numpy {np_ms:8.1f} ms   numpy/C {np_ms / c_ms:5.2f}")

@@ -14,6 +14,7 @@ from uir.backend.c.plugin import CBackend, compile_many
 from uir.backend.c.render import render_c
 from uir.backend.c.toolchain import compiler
 from uir.core import parse, verify
+from uir.testing.backends import scheduled
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -38,14 +39,14 @@ def wrapped_i32(value: int) -> int:
 
 
 def test_the_rendered_size_does_not_grow_with_the_trip_count():
-    small, large = (render_c(program(counter_sum(n))) for n in (10, 100_000))
+    small, large = (render_c(scheduled(program(counter_sum(n)))) for n in (10, 100_000))
     assert small.replace("(int32_t)10;", "(int32_t)100000;") == large
     assert small.count("for (") == 1
 
 
 def test_loops_run_every_iteration_with_wrapping_sums():
     ends = [0, -5, 1, 10, 100_000]
-    compiled = compile_many([program(counter_sum(n)) for n in ends])
+    compiled = compile_many([scheduled(s) for s in [program(counter_sum(n)) for n in ends]])
     got = [int(c.run()[0]) for c in compiled]
     assert got == [wrapped_i32(sum(range(max(n, 0)))) for n in ends]
 
@@ -64,7 +65,7 @@ def test_a_counter_up_to_int32_max_ends_without_overflowing():
 %o1 = AFTER i32[1] %o %e
 %out = SINK void %o1
 """
-    (compiled,) = compile_many([program(text)])
+    (compiled,) = compile_many([scheduled(s) for s in [program(text)]])
     assert compiled.run()[0].tolist() == [2**31 - 2]
 
 
@@ -91,15 +92,17 @@ HEAP_IN_LOOP = """
 
 
 def test_heap_arrays_are_allocated_once_before_every_loop():
-    lines = render_c(program(HEAP_IN_LOOP)).splitlines()
+    lines = render_c(scheduled(program(HEAP_IN_LOOP))).splitlines()
     allocations = [i for i, line in enumerate(lines) if "uir_alloc(" in line and "=" in line]
     first_loop = next(i for i, line in enumerate(lines) if line.strip().startswith("for (int32_t"))
     assert len(allocations) == 1 and allocations[0] < first_loop
-    (compiled,) = compile_many([program(HEAP_IN_LOOP)])
+    (compiled,) = compile_many([scheduled(s) for s in [program(HEAP_IN_LOOP)]])
     assert compiled.run()[0].tolist() == [0, 2, 4]
 
 
 @pytest.mark.skipif(compiler() is None, reason="no C compiler")
 def test_heap_arrays_in_loops_neither_leak_nor_overrun_under_sanitizers(tmp_path):
-    (outputs,) = run_sanitized([program(HEAP_IN_LOOP)], tmp_path, compiler())
+    (outputs,) = run_sanitized(
+        [scheduled(s) for s in [program(HEAP_IN_LOOP)]], tmp_path, compiler()
+    )
     assert np.array_equal(outputs[0], [0, 2, 4])

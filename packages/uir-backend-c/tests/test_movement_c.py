@@ -16,6 +16,7 @@ from uir.core.dtypes import f32
 from uir.core.interpret import evaluate
 from uir.core.printer import print_program
 from uir.rewrite.passes import rangeify
+from uir.testing.backends import scheduled
 from uir.testing.movement import chains, conv2d, load, matmul, program, softmax
 from uir.testing.shaped import check_lowered
 from uir.testing.tolerance import softmax_bound
@@ -66,12 +67,12 @@ def test_matmul_and_conv2d_in_c_compute_what_numpy_does():
     x, w = rng.integers(-4, 5, (3, 9, 7)), rng.integers(-3, 4, (4, 3, 3, 3))
     b, x, w = b.astype(np.float32), x.astype(np.float32), w.astype(np.float32)
     product = check_lowered(rangeify(program(matmul(load(0, f32, (17, 9)), load(1, f32, (9, 13))))))
-    (result,) = CBackend().compile(product).run({0: a.reshape(-1), 1: b.reshape(-1)})
+    (result,) = CBackend().compile(scheduled(product)).run({0: a.reshape(-1), 1: b.reshape(-1)})
     assert result.tobytes() == (a @ b).tobytes()
     conv = conv2d(load(0, f32, (3, 9, 7)), load(1, f32, (4, 3, 3, 3)), padding=1)
     (result,) = (
         CBackend()
-        .compile(check_lowered(rangeify(program(conv))))
+        .compile(scheduled(check_lowered(rangeify(program(conv)))))
         .run({0: x.reshape(-1), 1: w.reshape(-1)})
     )
     windows = np.lib.stride_tricks.sliding_window_view(
@@ -86,7 +87,7 @@ def test_matmul_and_conv2d_in_c_compute_what_numpy_does():
 def test_random_chains_in_c_agree_with_the_interpreter_and_numpy(case):
     value, expected, inputs = case
     lowered = check_lowered(rangeify(program(value)))
-    (from_c,) = CBackend().compile(lowered).run(inputs)
+    (from_c,) = CBackend().compile(scheduled(lowered)).run(inputs)
     (interpreted,) = evaluate(lowered, inputs)
     want = np.ascontiguousarray(expected).reshape(-1).tobytes()
     assert from_c.tobytes() == np.asarray(interpreted).tobytes() == want, print_program(lowered)
@@ -100,7 +101,7 @@ def test_a_batched_conv2d_in_c_is_each_images_conv2d():
     conv = conv2d(load(0, f32, x.shape), load(1, f32, w.shape), padding=1)
     assert conv.type.shape == (3, 4, 6, 5)
     lowered = check_lowered(rangeify(program(conv)))
-    (result,) = CBackend().compile(lowered).run({0: x.reshape(-1), 1: w.reshape(-1)})
+    (result,) = CBackend().compile(scheduled(lowered)).run({0: x.reshape(-1), 1: w.reshape(-1)})
     windows = np.lib.stride_tricks.sliding_window_view(
         np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))), (3, 3), (2, 3)
     )
@@ -108,7 +109,9 @@ def test_a_batched_conv2d_in_c_is_each_images_conv2d():
     assert result.tobytes() == expected.tobytes()
     for n, image in enumerate(x):  # the unbatched builder on each image alone
         single = rangeify(program(conv2d(load(0, f32, image.shape), load(1, f32, w.shape), 1)))
-        (alone,) = CBackend().compile(single).run({0: image.reshape(-1), 1: w.reshape(-1)})
+        (alone,) = (
+            CBackend().compile(scheduled(single)).run({0: image.reshape(-1), 1: w.reshape(-1)})
+        )
         assert alone.tobytes() == expected[n].tobytes()
 
 
@@ -121,7 +124,7 @@ def test_softmax_in_the_interpreter_and_in_c_is_numpys_within_the_derived_bound(
     expected = e / e.sum(axis=1, keepdims=True)
     bound = softmax_bound(x) * expected
     (interpreted,) = evaluate(program(value), {0: x.reshape(-1)})
-    (from_c,) = CBackend().compile(program(value)).run({0: x.reshape(-1)})
+    (from_c,) = CBackend().compile(scheduled(program(value))).run({0: x.reshape(-1)})
     for result in (np.asarray(interpreted), from_c.reshape(x.shape)):
         assert result.dtype == np.float32
         assert np.all(np.abs(result - expected) <= bound)

@@ -30,6 +30,7 @@ from uir.core.dtypes import DTYPES
 from uir.core.errors import BackendError
 from uir.core.interpret import evaluate
 from uir.core.plugins import load_registry
+from uir.testing.backends import scheduled
 from uir.testing.compare import same_outputs
 from uir.testing.passes import broken_loops
 from uir.testing.programs import programs
@@ -63,7 +64,7 @@ def optimized(sink):
 
 def assert_interp_opt_and_c_agree(sinks: list) -> None:
     try:
-        compiled = compile_many(sinks)
+        compiled = compile_many([scheduled(s) for s in sinks])
     except BackendError as error:
         skip_unrendered_loops(error)
     for sink, program in zip(sinks, compiled, strict=True):
@@ -112,7 +113,7 @@ def test_random_programs_are_clean_under_sanitizers(strategy, tmp_path):
 
     draw()
     try:
-        results = run_sanitized(sinks, tmp_path, compiler())
+        results = run_sanitized([scheduled(s) for s in sinks], tmp_path, compiler())
     except BackendError as error:
         skip_unrendered_loops(error)
     for i, (sink, got) in enumerate(zip(sinks, results, strict=True)):

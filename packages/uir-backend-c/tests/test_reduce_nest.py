@@ -14,6 +14,7 @@ from uir.core.ops import Op
 from uir.core.schedule import Block, loop_schedule
 from uir.core.uop import UOp
 from uir.rewrite.passes import rangeify
+from uir.testing.backends import scheduled
 from uir.testing.movement import fold_sum, load, matmul, program, reduce
 from uir.testing.shaped import check_lowered
 
@@ -58,7 +59,7 @@ def test_kept_axes_inside_the_fold_give_the_reference_folds_bits(shape, axes):
     lowered = check_lowered(rangeify(program(value)))
     (interpreted,) = evaluate(lowered, {0: data.reshape(-1)})
     assert np.asarray(interpreted).tobytes() == expected.tobytes()
-    (from_c,) = CBackend().compile(program(value)).run({0: data.reshape(-1)})
+    (from_c,) = CBackend().compile(scheduled(program(value))).run({0: data.reshape(-1)})
     assert from_c.tobytes() == expected.tobytes()
 
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from uir.backend.c import plugin, toolchain
+from uir.backend.c import toolchain
 from uir.backend.c.plugin import CBackend, compile_many, load_source
 from uir.backend.c.render import render_c
 from uir.core import BackendError, parse, verify
-from uir.core.calls import inline_calls
 from uir.core.output import format_value
+from uir.testing.backends import scheduled
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -148,7 +148,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def compiled():
-    return compile_many([program(text) for text, _ in CASES])
+    return compile_many([scheduled(s) for s in [program(text) for text, _ in CASES]])
 
 
 @pytest.mark.parametrize("case", range(len(CASES)))
@@ -165,7 +165,7 @@ def test_inputs_replace_a_buffers_initial_contents():
         "%b = BUFFER i32[2] 3\n%z = CONST i32 0\n%p = INDEX i32 %b %z\n%v = LOAD i32 %p\n"
         "%w = ADD i32 %v %v\n%s = STORE void %p %w\n%b1 = AFTER i32[2] %b %s\n%o = SINK void %b1\n"
     )
-    (out,) = CBackend().compile(sink).run({3: [21, 5]})
+    (out,) = CBackend().compile(scheduled(sink)).run({3: [21, 5]})
     assert out.tolist() == [42, 5]
 
 
@@ -177,7 +177,7 @@ ABI_PROGRAM = (
 
 
 def test_the_entry_point_takes_buffers_by_slot_then_value_outputs():
-    text = CBackend().render(program(ABI_PROGRAM))
+    text = CBackend().render(scheduled(program(ABI_PROGRAM)))
     assert (
         "void uir_program(uint8_t *restrict buf1, uint16_t *restrict buf5, "
         "int32_t *restrict out0, uint16_t *restrict out1) {" in text
@@ -186,18 +186,18 @@ def test_the_entry_point_takes_buffers_by_slot_then_value_outputs():
 
 def test_division_guards_go_only_where_bounds_do_not_prove_them():
     by_const = "%a = CONST i32 7\n%b = CONST i32 3\n%c = IDIV i32 %a %b\n%o = SINK void %c\n"
-    text = CBackend().render(program(by_const))
+    text = CBackend().render(scheduled(program(by_const)))
     assert "(int32_t)(v0 / v1)" in text and "uir_idiv_i32" not in text
     loaded = (
         "%b = BUFFER i32[2] 0\n%z = CONST i32 0\n%p = INDEX i32 %b %z\n%v = LOAD i32 %p\n"
         "%c = IDIV i32 %v %v\n%o = SINK void %c\n"
     )
-    assert "uir_idiv_i32(" in CBackend().render(program(loaded))
+    assert "uir_idiv_i32(" in CBackend().render(scheduled(program(loaded)))
 
 
 def test_float_constants_are_exact_hex_literals():
     # 0.1 in f32 is 0x3dcccccd = 0x1.99999ap-4
-    text = CBackend().render(program("%a = CONST f32 0.1\n%o = SINK void %a\n"))
+    text = CBackend().render(scheduled(program("%a = CONST f32 0.1\n%o = SINK void %a\n")))
     assert "0x1.99999a0000000p-4f" in text
 
 
@@ -257,24 +257,16 @@ def test_an_unwritable_cache_is_a_backend_error(monkeypatch, tmp_path):
 def test_the_header_names_each_outputs_sink_source_and_unused_buffers_are_voided():
     # SINK void %c %k %v %b: source 0 is slot 1 (read back, never touched in the body), sources 1
     # and 2 are values (out0, out1), source 3 is slot 5 (loaded from).
-    text = CBackend().render(program(ABI_PROGRAM))
+    text = CBackend().render(scheduled(program(ABI_PROGRAM)))
     assert " *   out0: SINK source 1, int32_t[1] (i32)" in text
     assert " *   out1: SINK source 2, uint16_t[1] (f16)" in text
     assert "(void)buf1;" in text and "(void)buf5;" not in text
 
 
-def test_the_backend_inlines_calls_once(monkeypatch):
-    calls = []
-
-    def counting(sink):
-        calls.append(sink)
-        return inline_calls(sink)
-
-    monkeypatch.setattr(plugin, "inline_calls", counting)
+def test_the_backend_takes_a_schedule_not_a_program():
+    # the pipeline lowers and schedules (uir.core.plugins.prepare); a backend never does it again
     sink = program((ROOT / "suites" / "week1" / "call_spec_example.uir").read_text())
-    CBackend().render(sink)
-    assert len(calls) == 1
-    CBackend().compile(sink)
-    assert len(calls) == 2
-    with pytest.raises(BackendError, match="CALL"):
-        render_c(sink)  # the renderer (and the rangeify it runs) leaves CALLs to its caller
+    for use in (CBackend().render, CBackend().compile):
+        with pytest.raises(BackendError, match="takes a schedule of kernels"):
+            use(sink)
+    assert "CALL" not in render_c(scheduled(sink))  # scheduled: CALLs inlined by the pipeline

@@ -23,6 +23,7 @@ from uir.cli.main import main
 from uir.core import BackendError, parse, verify
 from uir.core.interpret import evaluate
 from uir.core.output import format_value
+from uir.testing.backends import scheduled
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -72,8 +73,8 @@ def test_a_16_mib_local_runs_and_starts_zeroed():
     # 4194303 & 4194303 = 4194303, the last element: it holds 7 * 3 = 21, copied to output
     # element 1; element 0 of the LOCAL was never written, so it is 0 (zeroed at kernel start).
     sink = program(BIG_LOCAL)
-    assert "uir_alloc(4194304" in CBackend().render(sink)
-    assert printed(CBackend().compile(sink).run(), sink) == ["0 21", "0"]
+    assert "uir_alloc(4194304" in CBackend().render(scheduled(sink))
+    assert printed(CBackend().compile(scheduled(sink)).run(), sink) == ["0 21", "0"]
 
 
 def runnable_suite_programs() -> list[Path]:
@@ -92,7 +93,7 @@ def test_arrays_on_the_heap_give_the_interpreters_output(monkeypatch):
     files, sinks, texts = [], [], []
     for path in runnable_suite_programs():
         sink = program(path.read_text())
-        text = CBackend().render(sink)
+        text = CBackend().render(scheduled(sink))
         if "uir_alloc(" in text:
             files.append(path.name)
             sinks.append(sink)
@@ -103,17 +104,19 @@ def test_arrays_on_the_heap_give_the_interpreters_output(monkeypatch):
         "%a = CONST i32[3] (1, 2, -3)\n%b = MUL i32[3] %a %a\n%k = CONST i32 1\n"
         "%e = INDEX i32 %b %k\n%o = SINK void %b %e\n"
     )
-    assert printed(CBackend().compile(shaped).run(), shaped) == ["1 4 9", "4"]
+    assert printed(CBackend().compile(scheduled(shaped)).run(), shaped) == ["1 4 9", "4"]
     files.append("shaped")
     sinks.append(shaped)
-    texts.append(CBackend().render(shaped))
+    texts.append(CBackend().render(scheduled(shaped)))
     every = "\n".join(texts)
     # a LOCAL and a STACK filled element by element, on the heap
     assert re.search(r"\*local\d+ = uir_alloc", every)
     assert re.search(r"\bv\d+\[0\] = ", every)
     wrong = [
         name
-        for name, sink, compiled in zip(files, sinks, compile_many(sinks), strict=True)
+        for name, sink, compiled in zip(
+            files, sinks, compile_many([scheduled(s) for s in sinks]), strict=True
+        )
         if printed(compiled.run(), sink) != printed(evaluate(sink), sink)
     ]
     assert wrong == []

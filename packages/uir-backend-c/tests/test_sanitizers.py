@@ -18,6 +18,7 @@ from uir.backend.c.toolchain import compiler
 from uir.core import parse, verify
 from uir.core.calls import inline_calls
 from uir.core.interpret import evaluate
+from uir.testing.backends import scheduled
 
 ROOT = Path(__file__).resolve().parents[3]
 SUITES = [ROOT / "suites" / week for week in ("week1", "week2", "week3", "week4", "week5")]
@@ -44,7 +45,7 @@ def test_rendered_suite_programs_are_clean_under_sanitizers(tmp_path):
         program = parse(path.read_text(), str(path))
         verify(program)
         sinks.append(inline_calls(program.sink))
-    results = run_sanitized(sinks, tmp_path, compiler())
+    results = run_sanitized([scheduled(s) for s in sinks], tmp_path, compiler())
     tolerant = {i for i, p in enumerate(files) if "# tolerance:" in p.read_text()}
     wrong = [
         files[i].name

@@ -24,6 +24,7 @@ from uir.core.ops import Op
 from uir.core.parse import parse
 from uir.core.uop import UOp
 from uir.rewrite.passes import rangeify
+from uir.testing.backends import scheduled
 from uir.testing.shaped import A_TIMES_B_PLUS_C
 
 LIMIT = 20_000  # bytes of C for any program, whatever its shapes (uir.md 8; test_suites.py)
@@ -33,7 +34,7 @@ pytestmark = pytest.mark.skipif(not CBackend().available()[0], reason="no C comp
 
 
 def run_c(sink: UOp, inputs: dict[int, np.ndarray] | None = None) -> list[np.ndarray]:
-    return CBackend().compile(sink).run(inputs)
+    return CBackend().compile(scheduled(sink)).run(inputs)
 
 
 def three_adds(x: UOp) -> UOp:
@@ -134,7 +135,7 @@ def test_rendered_c_stays_small_for_a_million_elements():
     for name in WEEK4:
         # (both sizes keep their LOCALs on the heap: a small one would be a stack array)
         small, large = (
-            len(render_c(inline_calls(week4(name, n)))) for n in (MILLION // 10, MILLION)
+            len(render_c(scheduled(inline_calls(week4(name, n))))) for n in (MILLION // 10, MILLION)
         )
         assert large < LIMIT
         assert large - small < 20  # one digit more in each loop bound and size in the header
@@ -142,18 +143,24 @@ def test_rendered_c_stays_small_for_a_million_elements():
     uniform = UOp(Op.CONST, words, (), Elements.fill(3, MILLION))
     loaded = UOp(Op.LOAD, words, (UOp(Op.BUFFER, words, (), 0),))
     for x in (uniform, loaded):
-        assert len(render_c(three_adds(x))) < LIMIT
+        assert len(render_c(scheduled(three_adds(x)))) < LIMIT
 
 
-def test_skipping_the_rangeify_pass_still_renders_loops(tmp_path, capsys):
+def test_rangeify_cannot_be_skipped_for_a_backend_taking_kernels(tmp_path, capsys):
     path = tmp_path / "vector.uir"
     path.write_text(
         "%a = CONST i32[3] (1, 2, 3)\n%b = CONST i32[3] (10, 20, 30)\n"
         "%c = MUL i32[3] %a %b\n%out = SINK void %c\n"
     )
-    code = main(["run", str(path), "--backend", "c", "--skip", "rangeify"])
-    assert code == 0 and capsys.readouterr().out == "10 40 90\n"
-    main(["render", str(path), "--skip", "rangeify"])
+    for command in ("run", "render"):
+        assert main([command, str(path), "--backend", "c", "--skip", "rangeify"]) == 1
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert "pass 'rangeify' cannot be skipped: it lowers the program" in captured.err
+    # the interpreter runs the program as written: there, rangeify is an optional pass
+    assert main(["run", str(path), "--skip", "rangeify"]) == 0
+    assert capsys.readouterr().out == "10 40 90\n"
+    main(["render", str(path), "--no-opt"])  # no optimizing pass, the lowering all the same
     assert "for (" in capsys.readouterr().out
 
 
@@ -162,7 +169,7 @@ def test_rangeified_programs_are_clean_under_sanitizers(tmp_path):
     words = Type(i32, (50,))
     sinks = [week4(name, 50) for name in sorted(WEEK4)]
     sinks.append(three_adds(UOp(Op.CONST, words, (), Elements(tuple(range(50))))))
-    results = run_sanitized(sinks, tmp_path, compiler())
+    results = run_sanitized([scheduled(s) for s in sinks], tmp_path, compiler())
     for sink, found in zip(sinks, results, strict=True):
         expected = evaluate(rangeify(sink))
         assert [r.tobytes() for r in found] == [e.tobytes() for e in expected]
@@ -189,7 +196,7 @@ def test_c_rendered_after_the_pipeline_runs_under_the_programs_own_abi():
     pointers = [[(t.dtype, t.size) for t in layout(s).arg_types] for s in (after, sink)]
     assert pointers[0] == pointers[1]  # a scalar output is a one-element buffer: one pointer
     data = {0: np.linspace(-1, 1, 100, dtype=np.float32)}
-    graded = load_source(CBackend().render(after), sink).run(data)
+    graded = load_source(CBackend().render(scheduled(after)), sink).run(data)
     assert [r.tobytes() for r in graded] == [r.tobytes() for r in run_c(sink, data)]
     squares = data[0] * data[0]
     assert graded[1].tobytes() == squares.tobytes() == graded[2].tobytes()

@@ -17,6 +17,7 @@ from uir.cli.main import main
 from uir.core import parse, verify
 from uir.core.interpret import evaluate
 from uir.core.output import format_value
+from uir.testing.backends import scheduled
 
 ROOT = Path(__file__).resolve().parents[3]
 SUITES = [ROOT / "suites" / week for week in ("week1", "week2", "week3", "week4", "week5", "week7")]
@@ -66,7 +67,7 @@ def programs():
         program = parse(path.read_text(), str(path))
         verify(program)
         parsed.append(program)
-    compiled = compile_many([p.sink for p in parsed])
+    compiled = compile_many([scheduled(s) for s in [p.sink for p in parsed]])
     return list(zip(files, parsed, compiled, strict=True))
 
 
@@ -104,5 +105,7 @@ def test_uir_run_backend_c_prints_the_expected_lines(name, capsys):
 
 def test_rendered_c_of_every_suite_program_stays_under_20_kb(programs):
     # uir.md 8: loops, never unrolled, so the C does not grow with the shapes (rangeify)
-    sizes = {path.name: len(CBackend().render(program.sink)) for path, program, _ in programs}
+    sizes = {
+        path.name: len(CBackend().render(scheduled(program.sink))) for path, program, _ in programs
+    }
     assert {name: size for name, size in sizes.items() if size >= 20_000} == {}

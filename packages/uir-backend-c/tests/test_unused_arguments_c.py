@@ -8,6 +8,7 @@ import numpy as np
 
 from uir.backend.c.plugin import compile_many
 from uir.core import parse, verify
+from uir.testing.backends import scheduled
 from uir.testing.unused_arguments import CASES
 
 
@@ -17,5 +18,7 @@ def test_c_follows_the_inlined_program():
         program = parse(text.format(body=body))
         verify(program)
         programs.append(program.sink)
-    for compiled, (_, _, expected) in zip(compile_many(programs), CASES.values(), strict=True):
+    for compiled, (_, _, expected) in zip(
+        compile_many([scheduled(s) for s in programs]), CASES.values(), strict=True
+    ):
         assert [np.ravel(o).tolist() for o in compiled.run()] == [[v] for v in expected]

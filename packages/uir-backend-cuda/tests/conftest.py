@@ -1,6 +1,6 @@
 """Shared fixtures: the suite programs of weeks 1-5 and 7 that run (expect-exit 0), and the
-programs of tests/programs/, each parsed and verified, its CALLs inlined and its shaped values
-lowered to loops (as the backends take them)."""
+programs of tests/programs/, each parsed and verified (tests bring them to the backends' form
+with uir.testing.backends.scheduled, as `uir run` does)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from uir.backend.cuda.plugin import lowered
 from uir.core import parse, verify
 from uir.core.uop import UOp
 
@@ -35,7 +34,7 @@ PROGRAMS = Path(__file__).parent / "programs"
 def _load(text: str, name: str = "<program>") -> UOp:
     program = parse(text, name)
     verify(program)
-    return lowered(program.sink)
+    return program.sink
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,7 @@ from uir.core.calls import inline_calls
 from uir.core.errors import BackendError
 from uir.core.interpret import evaluate
 from uir.core.output import format_value
+from uir.testing.backends import scheduled
 from uir.testing.compare import same_outputs
 
 AVAILABLE, WHY = driver.available()
@@ -45,7 +46,9 @@ def test_every_suite_program_on_the_gpu(suite_programs) -> None:
     mismatches = []
     for start in range(0, len(programs), CHUNK):
         chunk = programs[start : start + CHUNK]
-        rendered = [render_cuda(f, f"uir_p{start + i}") for i, (_, f) in enumerate(chunk)]
+        rendered = [
+            render_cuda(scheduled(f), f"uir_p{start + i}") for i, (_, f) in enumerate(chunk)
+        ]
         cubin = compile_cubin(bundle([r.source for r in rendered]), driver.architecture())
         for (path, flat), r in zip(chunk, rendered, strict=True):
             program = driver.GpuProgram(r, cubin, flat)
@@ -66,7 +69,7 @@ def test_after_a_kernel_fault_later_programs_run(program) -> None:
     # The fill program's kernel swapped for one that writes through a null pointer: the fault
     # leaves the context unusable, the run resets it, and the next program runs in a fresh one.
     sink = program("fill")
-    good = render_cuda(sink)
+    good = render_cuda(scheduled(sink))
     params = ", ".join(good.parameters())
     kernel = f'extern "C" __global__ void uir_kernel0({params}) {{ *(volatile int *)0 = 1; }}'
     bad_source = f"{PRELUDE}\n{kernel}\n"
@@ -75,14 +78,14 @@ def test_after_a_kernel_fault_later_programs_run(program) -> None:
     faulting = driver.GpuProgram(bad, compile_cubin(bad_source, arch), sink)
     with pytest.raises(BackendError, match="the GPU context was reset"):
         faulting.run()
-    (out,) = CudaBackend().compile(sink).run()
+    (out,) = CudaBackend().compile(scheduled(sink)).run()
     assert out.tolist() == [0, 3, 6, 9, 12]
 
 
 @needs_gpu
 def test_thousands_of_runs_give_back_device_memory(program) -> None:
     sink = program("fill", ("i32[5]", "i32[1048576]"), ("CONST i32 5", "CONST i32 1048576"))
-    rendered = render_cuda(sink)
+    rendered = render_cuda(scheduled(sink))
     cubin = compile_cubin(rendered.source, driver.architecture())
     device = driver.default_device()
     device.make_current()
@@ -100,12 +103,12 @@ def test_thousands_of_runs_give_back_device_memory(program) -> None:
 @pytest.mark.parametrize("name", ["fill", "matmul_parallel", "rows", "shared_local", "crossing"])
 def test_parallel_kernels_on_the_gpu(name: str, program) -> None:
     sink = program(name)
-    assert same_outputs(CudaBackend().compile(sink).run(), evaluate(sink))
+    assert same_outputs(CudaBackend().compile(scheduled(sink)).run(), evaluate(sink))
 
 
 @needs_gpu
 def test_multiply_add_on_the_gpu_rounds_twice(program) -> None:
     rng = np.random.default_rng(11)
     a, b, c = (rng.standard_normal(1000).astype(np.float32) for _ in range(3))
-    (out,) = CudaBackend().compile(program("multiply_add")).run({0: a, 1: b, 2: c})
+    (out,) = CudaBackend().compile(scheduled(program("multiply_add"))).run({0: a, 1: b, 2: c})
     assert out.tobytes() == ((a * b) + c).tobytes()

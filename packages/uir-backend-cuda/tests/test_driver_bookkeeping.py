@@ -24,6 +24,7 @@ import pytest
 from uir.backend.cuda.driver import Device, GpuProgram
 from uir.backend.cuda.render import render_cuda
 from uir.core.errors import BackendError
+from uir.testing.backends import scheduled
 
 
 class CUresult(enum.IntEnum):
@@ -197,13 +198,12 @@ PROGRAM = """
 
 @pytest.fixture(scope="module")
 def rendered(request):
-    from uir.backend.cuda.plugin import lowered
     from uir.core import parse, verify
 
     program = parse(PROGRAM)
     verify(program)
-    flat = lowered(program.sink)
-    return render_cuda(flat), flat
+    flat = program.sink
+    return render_cuda(scheduled(flat)), flat
 
 
 def test_the_device_is_set_up_once_and_its_context_given_back() -> None:

@@ -14,6 +14,7 @@ from uir.core import parse
 from uir.core.calls import inline_calls
 from uir.core.interpret import evaluate
 from uir.core.output import format_value
+from uir.testing.backends import scheduled
 from uir.testing.compare import same_outputs
 
 pytestmark = pytest.mark.skipif(cxx() is None, reason="no C++ compiler")
@@ -28,9 +29,11 @@ def expectations(text: str) -> tuple[list[str], bool]:
 
 def test_every_suite_program_matches_the_interpreter(suite_programs) -> None:
     flats = [flat for _, flat in suite_programs]
-    emulated = compile_many(flats)
+    emulated = compile_many([scheduled(s) for s in flats])
     approximate = [i for i, (p, _) in enumerate(suite_programs) if expectations(p.read_text())[1]]
-    native = dict(zip(approximate, compile_many_c([flats[i] for i in approximate]), strict=True))
+    native = dict(
+        zip(approximate, compile_many_c([scheduled(flats[i]) for i in approximate]), strict=True)
+    )
     mismatches = []
     for i, ((path, flat), program) in enumerate(zip(suite_programs, emulated, strict=True)):
         got = program.run()

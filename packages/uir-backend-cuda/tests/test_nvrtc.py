@@ -20,12 +20,12 @@ from uir.backend.cuda.nvrtc import (
     compile_bounded,
     compile_cubin,
 )
-from uir.backend.cuda.plugin import lowered
 from uir.backend.cuda.render import bundle, render_cuda
 from uir.core import parse, verify
 from uir.core.errors import BackendError
 from uir.core.output import format_value
 from uir.testing import large
+from uir.testing.backends import scheduled
 
 # Programs per NVRTC run: one run costs far more than one more program in it.
 CHUNK = 150
@@ -37,7 +37,10 @@ def test_the_suites_are_there(suite_programs) -> None:
 
 @pytest.mark.parametrize("arch", ARCHITECTURES)
 def test_every_suite_program_compiles(arch: str, suite_programs) -> None:
-    sources = [render_cuda(flat, f"uir_p{i}").source for i, (_, flat) in enumerate(suite_programs)]
+    sources = [
+        render_cuda(scheduled(flat), f"uir_p{i}").source
+        for i, (_, flat) in enumerate(suite_programs)
+    ]
     for start in range(0, len(sources), CHUNK):
         cubin = compile_cubin(bundle(sources[start : start + CHUNK]), arch)
         assert cubin[:4] == b"\x7fELF"  # a cubin is an ELF image
@@ -65,7 +68,7 @@ LARGE = {p.name: p for p in large.programs()}
 def large_source(name: str) -> str:
     program = parse(LARGE[name].text)
     verify(program)
-    return render_cuda(lowered(program.sink)).source
+    return render_cuda(scheduled(program.sink)).source
 
 
 @pytest.mark.slow
@@ -92,8 +95,10 @@ def test_large_programs_mean_what_they_say_under_cuda_emu() -> None:
     for p in LARGE.values():
         program = parse(p.text)
         verify(program)
-        sinks.append(lowered(program.sink))
-    for p, sink, compiled in zip(LARGE.values(), sinks, compile_many(sinks), strict=True):
+        sinks.append(program.sink)
+    for p, sink, compiled in zip(
+        LARGE.values(), sinks, compile_many([scheduled(s) for s in sinks]), strict=True
+    ):
         printed = tuple(
             format_value(v, s.dtype) for v, s in zip(compiled.run(), sink.src, strict=True)
         )
@@ -105,7 +110,7 @@ def test_an_attempt_past_its_cpu_time_is_killed_and_the_next_level_tried() -> No
     # and on any machine this project meets; the bound is 1 s (Linux's least).
     with pytest.raises(BackendError) as info:
         compile_bounded(
-            render_cuda(lowered(parse(large.deep_expression(4000)).sink)).source,
+            render_cuda(scheduled(parse(large.deep_expression(4000)).sink)).source,
             bounds=Bounds(cpu_seconds=1),
         )
     message = str(info.value)

@@ -13,6 +13,7 @@ from uir.backend.cuda.plugin import CudaEmuBackend
 from uir.backend.cuda.render import MAX_BLOCKS, THREADS, render_cuda
 from uir.core.interpret import evaluate
 from uir.core.uop import UOp
+from uir.testing.backends import scheduled
 
 needs_cxx = pytest.mark.skipif(cxx() is None, reason="no C++ compiler")
 
@@ -20,38 +21,38 @@ needs_cxx = pytest.mark.skipif(cxx() is None, reason="no C++ compiler")
 def run(sink: UOp, inputs: dict[int, np.ndarray] | None = None) -> list[np.ndarray]:
     """The outputs under cuda-emu, checked equal to the interpreter's; the source also compiles
     with NVRTC."""
-    compile_cubin(render_cuda(sink).source)
-    got = CudaEmuBackend().compile(sink).run(inputs)
+    compile_cubin(render_cuda(scheduled(sink)).source)
+    got = CudaEmuBackend().compile(scheduled(sink)).run(inputs)
     for a, b in zip(got, evaluate(sink, inputs), strict=True):
         assert a.tobytes() == b.tobytes()
     return got
 
 
 def test_a_parallel_loop_is_one_kernel_of_many_threads(program) -> None:
-    r = render_cuda(program("fill"))
+    r = render_cuda(scheduled(program("fill")))
     assert [(k.blocks, k.threads, len(k.ranges)) for k in r.kernels] == [(1, THREADS, 1)]
     assert r.scratch == ()
     assert "blockIdx.x * blockDim.x + threadIdx.x" in r.source
 
 
 def test_sequential_loops_run_in_one_thread(program) -> None:
-    r = render_cuda(program("fill", ("(0, PARALLEL)", "0")))
+    r = render_cuda(scheduled(program("fill", ("(0, PARALLEL)", "0"))))
     assert [(k.blocks, k.threads, k.ranges) for k in r.kernels] == [(1, 1, ())]
 
 
 def test_output_ranges_collapse_and_the_accumulator_is_private(program) -> None:
-    r = render_cuda(program("matmul_parallel"))
+    r = render_cuda(scheduled(program("matmul_parallel")))
     assert [(k.threads, len(k.ranges)) for k in r.kernels] == [(THREADS, 2)]
     assert r.scratch == ()  # the LOCAL accumulator is each thread's own array
 
 
 def test_a_loaded_end_sizes_the_grid_from_its_bounds(program) -> None:
-    kernels = render_cuda(program("crossing")).kernels
+    kernels = render_cuda(scheduled(program("crossing"))).kernels
     assert [(k.blocks, len(k.ranges)) for k in kernels] == [(1, 0), (MAX_BLOCKS, 1), (1, 0)]
 
 
 def test_a_row_load_keeps_columns_inside_the_thread(program) -> None:
-    (kernel,) = render_cuda(program("rows")).kernels
+    (kernel,) = render_cuda(scheduled(program("rows"))).kernels
     assert len(kernel.ranges) == 1
 
 
@@ -110,7 +111,7 @@ def test_more_iterations_than_threads_take_turns(program) -> None:
 @needs_cxx
 def test_a_private_and_a_shared_local(program) -> None:
     sink = program("column_sum")
-    r = render_cuda(sink)
+    r = render_cuda(scheduled(sink))
     # the total's LOCAL is shared scratch; each column's accumulator is its thread's own
     assert [s.name for s in r.scratch] == ["scratch0"]
     _, partial, total = run(sink)
@@ -123,7 +124,7 @@ def test_the_emulator_does_not_hide_a_broken_promise(program) -> None:
     # Threads run last to first under cuda-emu, so thread 0's store, iteration 0's, lands last.
     sink = program("broken_promise")
     (reference,) = evaluate(sink)
-    (emulated,) = CudaEmuBackend().compile(sink).run()
+    (emulated,) = CudaEmuBackend().compile(scheduled(sink)).run()
     assert reference.tolist() == [3]
     assert emulated.tolist() == [0]
 
@@ -131,7 +132,7 @@ def test_the_emulator_does_not_hide_a_broken_promise(program) -> None:
 @needs_cxx
 def test_a_local_filled_by_one_parallel_kernel_and_read_by_the_next(program) -> None:
     sink = program("intermediate")
-    r = render_cuda(sink)
+    r = render_cuda(scheduled(sink))
     assert [len(k.ranges) for k in r.kernels] == [1, 1]
     assert [s.name for s in r.scratch] == ["scratch0"]
     (out,) = run(sink)

@@ -1,9 +1,9 @@
 """Random programs of weeks 1-5 in every dtype (the project's one generator, uir.testing.programs):
 cuda-emu gives the interpreter's outputs bit for bit (NaNs by NaN-ness), and NVRTC compiles them.
 The suites hold mostly i32 and f32; these reach every helper (f16, bf16, 64-bit ints, f64 ...).
-Programs go to the backend as the backends take them (uir.backend.cuda.plugin.lowered: CALLs
-inlined, shaped values of weeks 4-5 lowered to loops whose output ranges are PARALLEL), while the
-interpreter runs them as drawn, CALLs and shapes included."""
+Programs go to the backend as the backends take them (uir.testing.backends.scheduled: CALLs
+inlined, shaped values of weeks 4-5 lowered to loops whose output ranges are PARALLEL, cut into
+kernels), while the interpreter runs them as drawn, CALLs and shapes included."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from hypothesis import Phase, given, settings
 
 from uir.backend.cuda.emulation import compile_many, cxx
 from uir.backend.cuda.nvrtc import compile_cubin
-from uir.backend.cuda.plugin import lowered
 from uir.backend.cuda.render import bundle, render_cuda
 from uir.core import print_program
 from uir.core.dtypes import DTYPES
 from uir.core.interpret import evaluate
 from uir.core.uop import UOp
+from uir.testing.backends import scheduled
 from uir.testing.compare import same_outputs
 from uir.testing.programs import programs
 
@@ -49,7 +49,7 @@ def drawn(name: str) -> list[UOp]:
 @pytest.mark.parametrize("name", list(STRATEGIES))
 def test_random_programs_agree_on_interp_and_cuda_emu(name: str) -> None:
     sinks = drawn(name)
-    compiled = compile_many([lowered(s) for s in sinks])
+    compiled = compile_many([scheduled(s) for s in sinks])
     for i, (sink, program) in enumerate(zip(sinks, compiled, strict=True)):
         got, reference = program.run(), evaluate(sink)
         assert same_outputs(got, reference), f"program {i}:\n{print_program(sink)}\n{got}"
@@ -57,5 +57,5 @@ def test_random_programs_agree_on_interp_and_cuda_emu(name: str) -> None:
 
 @pytest.mark.parametrize("name", list(STRATEGIES))
 def test_random_programs_compile_with_nvrtc(name: str) -> None:
-    sources = [render_cuda(lowered(s), f"uir_p{i}").source for i, s in enumerate(drawn(name))]
+    sources = [render_cuda(scheduled(s), f"uir_p{i}").source for i, s in enumerate(drawn(name))]
     assert compile_cubin(bundle(sources), "sm_90")[:4] == b"\x7fELF"

@@ -139,7 +139,9 @@ def test_no_input_produces_a_traceback(tmp_path, capsys, words):
 
 def test_run_stats_go_to_stderr_and_leave_the_output_alone(tmp_path, capsys):
     # two 4-byte loads, then (3, 5) squared: rangeify makes one loop of 2 iterations, each one
-    # MUL and one 4-byte store into the output
+    # MUL and one 4-byte store into the output. The loads run in order before the loop, so the
+    # schedule has two kernels: the loads (reading buf0) and the parallel loop (writing buf1, the
+    # output), and no buffer between them (the loaded values cross as scalars)
     text = (
         "%d = CONST i32[2] (3, 5)\n%x = BUFFER i32[2] %d 0\n%z = CONST i32 0\n%one = CONST i32 1\n"
         "%p = INDEX i32 %x %z\n%q = INDEX i32 %x %one\n%a = LOAD i32 %p\n%b = LOAD i32 %q\n"
@@ -148,4 +150,11 @@ def test_run_stats_go_to_stderr_and_leave_the_output_alone(tmp_path, capsys):
     assert main(["run", write(tmp_path, text), "--stats"]) == 0
     captured = capsys.readouterr()
     assert captured.out == "9 25\n"
-    assert captured.err == "stats: kernels 1, loops 1, bytes read 8, bytes written 8, ops 2\n"
+    assert captured.err == (
+        "stats: kernels 2, loops 1, bytes read 8, bytes written 8, ops 2\n"
+        "  kernel0 (in order): reads buf0; writes -; loops 0, bytes read 8, bytes written 0,"
+        " ops 0\n"
+        "  kernel1 (parallel loop): reads -; writes buf1; loops 1, bytes read 0, bytes written 8,"
+        " ops 2\n"
+        "  intermediate buffers: 0 bytes\n"
+    )

@@ -30,7 +30,7 @@ def plugin(tmp_path, monkeypatch):
 
 def passes(*specs: str) -> str:
     """A uir_passes hook returning identity passes, each `name stage [before=x] [after=y]
-    [default=False]`."""
+    [lowering=True]`."""
     made = []
     for spec in specs:
         name, stage, *places = spec.split()
@@ -54,17 +54,26 @@ def test_passes_of_several_plugins_run_in_registration_order(plugin):
     assert order(load_registry([b, a]), names) == ["b2", "b1", "a1", "a2"]
 
 
-def test_a_pass_off_by_default_runs_only_when_named(plugin):
-    a = plugin(passes("a1 simplify", "a2 lower default=False", "a3 lower"))
+def test_a_lowering_runs_when_named_or_when_the_backend_takes_kernels(plugin):
+    a = plugin(passes("a1 simplify", "a2 lower lowering=True", "a3 lower"))
     registry = load_registry([a])
 
-    def chosen(only=(), skip=()):
-        return [p.name for p in registry.pipeline(only, skip) if p.name.startswith("a")]
+    def chosen(only=(), skip=(), form="program"):
+        return [p.name for p in registry.pipeline(only, skip, form) if p.name.startswith("a")]
 
     assert chosen() == ["a1", "a3"]
     assert chosen(["a2", "a1"]) == ["a1", "a2"]  # pipeline order, whatever order they are named
     assert chosen(["a2"], ["a2"]) == []
+    assert chosen(form="kernels") == ["a1", "a2", "a3"]
+    assert chosen(["a1"], form="kernels") == ["a1", "a2"]  # named or not, the lowering runs
+    assert chosen(skip=["a1"], form="kernels") == ["a2", "a3"]
     assert [p.name for p in registry.lowerings() if p.name.startswith("a")] == ["a2"]
+
+
+def test_a_lowering_cannot_be_skipped_for_a_backend_taking_kernels(plugin):
+    registry = load_registry([plugin(passes("a2 lower lowering=True"))])
+    with pytest.raises(UsageError, match="pass 'a2' cannot be skipped"):
+        registry.pipeline(skip=["a2"], form="kernels")
 
 
 def test_a_pass_places_itself_right_before_or_after_another_of_its_stage(plugin):

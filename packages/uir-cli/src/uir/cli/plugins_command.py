@@ -16,7 +16,7 @@ def plugins_command(args: argparse.Namespace) -> int:
     lines.append("passes (in pipeline order):")
     for p in registry.passes:
         owner = registry.pass_owners[p.name]
-        note = "" if p.default else " (on request)"
+        note = " (lowering)" if p.lowering else ""
         lines.append(f"  {p.stage:<9} {p.name:<12} {p.description}{note} [{owner}]")
     if not registry.passes:
         lines.append("  (none installed)")
@@ -24,8 +24,10 @@ def plugins_command(args: argparse.Namespace) -> int:
     for name, backend in sorted(registry.backends.items()):
         ok, reason = backend.available()
         status = "available" if ok else f"unavailable: {reason}"
+        form = getattr(backend, "form", "program")
         lines.append(
-            f"  {name:<8} {status}; {backend.description} [{registry.backend_owners[name]}]"
+            f"  {name:<8} {status}; {backend.description}; takes {form} "
+            f"[{registry.backend_owners[name]}]"
         )
     write_output("\n".join(lines) + "\n")
     return 0

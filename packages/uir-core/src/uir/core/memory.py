@@ -48,6 +48,11 @@ def kind(uop: UOp) -> Kind:
     return Kind.VALUE
 
 
+def is_memory(uop: UOp) -> bool:
+    """Whether `uop` is a memory reference (a buffer, a version or a window), not a value."""
+    return kind(uop) is Kind.MEMORY
+
+
 def version_of(ref: UOp) -> UOp:
     """The buffer version (BUFFER, LOCAL or AFTER) that a memory reference or place names."""
     while ref.op in (Op.SHRINK, Op.INDEX, Op.STORE):

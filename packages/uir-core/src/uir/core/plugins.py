@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Protocol
 
 import pluggy
 
+from .calls import inline_calls
 from .dtypes import DType
 from .errors import BackendError, UIRError, UsageError, VerifyError
+from .kernels import Schedule, schedule_kernels
 from .ops import Op
 from .parse import Program
 from .trace import current_trace
@@ -47,9 +49,11 @@ class Pass:
     stage to run right before or after: `Pass("mine", "simplify", ..., before="fold")` runs
     first in the simplify stage.
 
-    A pass with `default` false is a lowering run on request only: named in `--passes`, or
-    applied by the backend that needs its form. Rangeify is one: the C backend lowers shaped
-    values to loops itself, while the interpreter runs them whole, far faster than as loops.
+    A pass with `lowering` true brings the program to a form (FORMS) rather than improving
+    it: the pipeline runs it for a backend taking that form, whether or not `--passes` names
+    it, and `--skip` cannot remove it (the backend could not run the program). Rangeify is one:
+    it lowers shaped values to loops for the backends taking kernels, while the interpreter
+    runs the program as written, shaped values whole. `uir opt --passes rangeify` runs it too.
     """
 
     name: str
@@ -58,7 +62,7 @@ class Pass:
     run: Callable[[UOp], UOp]
     before: str | None = None
     after: str | None = None
-    default: bool = True
+    lowering: bool = False
 
 
 class Compiled(Protocol):
@@ -68,20 +72,28 @@ class Compiled(Protocol):
         ...
 
 
+# What a backend takes (`Backend.form`): "program", the program after the optimizing passes, a
+# SINK as the language defines it (shaped values whole); "kernels", that program lowered to loops
+# by the lowering passes and cut into kernels (uir.core.kernels.Schedule).
+FORMS = ("program", "kernels")
+
+
 class Backend(Protocol):
     name: str
     description: str
+    form: str  # one of FORMS: what `render` and `compile` receive (see `prepare`)
 
     def available(self) -> tuple[bool, str]:
         """(True, "") when usable here, else (False, the reason)."""
         ...
 
-    def render(self, sink: UOp) -> str:
-        """Source code for the program; backends that generate none raise BackendError."""
+    def render(self, program: UOp | Schedule) -> str:
+        """Source code for the program in this backend's form (a SINK for "program", a Schedule
+        for "kernels"); backends that generate none raise BackendError."""
         ...
 
-    def compile(self, sink: UOp) -> Compiled:
-        """A runnable form of a verified program."""
+    def compile(self, program: UOp | Schedule) -> Compiled:
+        """A runnable form of a verified program, given in this backend's form."""
         ...
 
 
@@ -118,23 +130,36 @@ class Registry:
             raise UsageError(f"unknown backend '{name}' (installed: {known})")
         return self.backends[name]
 
-    def pipeline(self, only: Sequence[str] = (), skip: Sequence[str] = ()) -> list[Pass]:
-        """The passes to run, in pipeline order: `only` if given, else every default pass;
-        less `skip`."""
+    def pipeline(
+        self, only: Sequence[str] = (), skip: Sequence[str] = (), form: str = "program"
+    ) -> list[Pass]:
+        """The passes to run, in pipeline order: `only` if given, else every optimizing pass,
+        less `skip`; and for form "kernels" every lowering pass too, which `skip` cannot
+        remove (the backend could not run the program without it)."""
         known = {p.name for p in self.passes}
         for name in (*only, *skip):
             if name not in known:
                 raise UsageError(f"unknown pass '{name}' (installed: {', '.join(sorted(known))})")
-        wanted = [p for p in self.passes if p.name in only] if only else self.defaults()
-        return [p for p in wanted if p.name not in skip]
+        if form not in FORMS:
+            raise BackendError(f"unknown program form '{form}' (forms: {', '.join(FORMS)})")
+        for name in skip:
+            if form == "kernels" and name in {p.name for p in self.lowerings()}:
+                raise UsageError(
+                    f"pass '{name}' cannot be skipped: it lowers the program for this backend"
+                )
+        optimizing = [p for p in self.passes if (p.name in only if only else not p.lowering)]
+        wanted = {p.name for p in optimizing if p.name not in skip}
+        if form == "kernels":
+            wanted.update(p.name for p in self.lowerings())
+        return [p for p in self.passes if p.name in wanted]
 
-    def defaults(self) -> list[Pass]:
+    def optimizations(self) -> list[Pass]:
         """The passes run when none are named, in pipeline order."""
-        return [p for p in self.passes if p.default]
+        return [p for p in self.passes if not p.lowering]
 
     def lowerings(self) -> list[Pass]:
-        """The passes run on request only (Pass.default false), in pipeline order."""
-        return [p for p in self.passes if not p.default]
+        """The passes that bring a program to the form "kernels", in pipeline order."""
+        return [p for p in self.passes if p.lowering]
 
 
 def run_passes(sink: UOp, passes: Iterable[Pass]) -> UOp:
@@ -175,6 +200,28 @@ def run_passes(sink: UOp, passes: Iterable[Pass]) -> UOp:
             if why is not None:
                 raise BackendError(f"pass '{p.name}' produced an invalid program: {why}")
     return sink
+
+
+def form_of(backend: Backend) -> str:
+    """The form `backend` takes; a backend declaring none takes the program as written."""
+    form = getattr(backend, "form", "program")
+    if form not in FORMS:
+        raise BackendError(f"backend '{backend.name}' takes unknown form '{form}'")
+    return form
+
+
+def prepare(sink: UOp, form: str, passes: Sequence[Pass], optimize: bool = True) -> UOp | Schedule:
+    """`sink` brought to `form` (FORMS; `form_of(backend)`): after `passes` (a
+    `Registry.pipeline` for that form), or only the lowering passes among them when `optimize`
+    is false; for form "kernels" the result is cut into kernels once (uir.core.kernels). This
+    is the one place a program is lowered and scheduled: backends render or run what they get."""
+    if form not in FORMS:
+        raise BackendError(f"unknown program form '{form}' (forms: {', '.join(FORMS)})")
+    chosen = list(passes) if optimize else [p for p in passes if p.lowering]
+    result = run_passes(sink, chosen)
+    if form == "program":
+        return result
+    return schedule_kernels(inline_calls(sink), inline_calls(result))
 
 
 def _invalid(sink: UOp) -> str | None:

@@ -1,7 +1,8 @@
-"""What a program does when it runs, counted on its loop nest: loops, memory traffic, arithmetic.
+"""What a program does when it runs, counted on its kernels: loops, memory traffic, arithmetic.
 
-`uir run --stats` prints these for the program after the passes, so for a shaped program they
-count what rangeify fused and what it materialized (spec/rangeify.md). Each statement counts once
+`uir run --stats` prints these for the schedule of kernels the program became after the passes,
+so for a shaped program they count what rangeify fused and what it materialized
+(spec/rangeify.md), kernel by kernel. Each statement counts once
 per iteration of the loops around it: trip counts multiply down the nest. A loop whose end is not
 a constant is counted at the largest trip count its bounds allow, and a gated access as if its
 gate held; either makes the figures upper bounds (`exact` false).
@@ -14,14 +15,15 @@ from dataclasses import dataclass
 from .bounds import bounds
 from .calls import inline_calls
 from .dtypes import DType
+from .kernels import Kernel, Schedule, schedule_kernels
 from .ops import ALU, Op
-from .schedule import Block, loop_schedule
+from .schedule import Block
 from .uop import UOp
 
 
 @dataclass
 class Stats:
-    kernels: int = 0  # top-level loop nests
+    kernels: int = 0  # uir.core.kernels: PARALLEL top-level loops, runs of other statements
     loops: int = 0  # loops of the nest, inner ones included (each counted once, not per run)
     bytes_read: int = 0  # by LOADs, from global buffers and LOCALs alike
     bytes_written: int = 0  # by STOREs
@@ -59,7 +61,6 @@ def _count(block: Block, runs: int, stats: Stats) -> None:
         if isinstance(item, Block):
             assert item.range is not None
             stats.loops += 1
-            stats.kernels += block.range is None
             _count(item, runs * _trip_count(item.range, stats), stats)
         elif item.op in ALU:
             stats.ops += runs * item.type.size
@@ -74,8 +75,57 @@ def _count(block: Block, runs: int, stats: Stats) -> None:
             stats.bytes_written += runs * value.type.size * _itemsize(value.dtype)
 
 
-def program_stats(sink: UOp) -> Stats:
-    """The counts of a verified program (see the module docstring)."""
-    stats = Stats()
-    _count(loop_schedule(inline_calls(sink)), 1, stats)
+def kernel_stats(kernel: Kernel) -> Stats:
+    """The counts of one kernel of a schedule (`kernels` is 1)."""
+    stats = Stats(kernels=1)
+    _count(Block(None, list(kernel.items)), 1, stats)
     return stats
+
+
+def schedule_stats(schedule: Schedule) -> Stats:
+    """The counts of a whole schedule: the sum of its kernels'."""
+    total = Stats()
+    for kernel in schedule.kernels:
+        k = kernel_stats(kernel)
+        total.kernels += 1
+        total.loops += k.loops
+        total.bytes_read += k.bytes_read
+        total.bytes_written += k.bytes_written
+        total.ops += k.ops
+        total.exact = total.exact and k.exact
+    return total
+
+
+def intermediate_bytes(schedule: Schedule) -> int:
+    """The bytes of the LOCALs the schedule's kernels use (rangeify's materialized values and the
+    program's own scratch): each lives for the whole run, so this is their peak too."""
+    roots = dict.fromkeys(r for k in schedule.kernels for r in (*k.reads, *k.writes))
+    return sum(r.type.size * _itemsize(r.dtype) for r in roots if r.op is Op.LOCAL)
+
+
+def describe_schedule(schedule: Schedule) -> str:
+    """What `uir run --stats` prints: the summary line, then one line per kernel (what it is,
+    the buffers it reads and writes, its counts), then the bytes of intermediate buffers."""
+    lines = [f"stats: {schedule_stats(schedule).describe()}"]
+    for kernel in schedule.kernels:
+        kind = "parallel loop" if kernel.parallel else "in order"
+        reads = ", ".join(buffer_name(b) for b in kernel.reads) or "-"
+        writes = ", ".join(buffer_name(b) for b in kernel.writes) or "-"
+        lines.append(
+            f"  {kernel.name} ({kind}): reads {reads}; writes {writes}; "
+            f"{kernel_stats(kernel).describe().removeprefix('kernels 1, ')}"
+        )
+    lines.append(f"  intermediate buffers: {intermediate_bytes(schedule)} bytes")
+    return "\n".join(lines) + "\n"
+
+
+def buffer_name(root: UOp) -> str:
+    """How stats and kernel listings name a BUFFER or LOCAL: `buf0` (slot 0), `local3` (id 3)."""
+    return f"buf{root.arg}" if root.op is Op.BUFFER else f"local{root.arg}"
+
+
+def program_stats(sink: UOp) -> Stats:
+    """The counts of a verified program as written (see the module docstring), its statements
+    cut into kernels as a lowered program's would be."""
+    flat = inline_calls(sink)
+    return schedule_stats(schedule_kernels(flat, flat))

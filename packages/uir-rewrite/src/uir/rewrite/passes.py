@@ -66,7 +66,7 @@ PASSES = (
         "rangeify",
         "lower shaped values to loops: fuse elementwise ops, materialize STAGE, REDUCE, outputs",
         rangeify,
-        default=False,  # the C backend applies it; the interpreter runs shaped values whole
+        lowering=True,  # for the backends taking kernels; the interpreter runs shapes whole
     ),
 )
 

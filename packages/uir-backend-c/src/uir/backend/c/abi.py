@@ -38,7 +38,7 @@ from uir.core.dtypes import (
     u32,
     u64,
 )
-from uir.core.memory import Kind, kind, window
+from uir.core.memory import is_memory, window
 from uir.core.ops import Op
 from uir.core.uop import UOp
 
@@ -110,11 +110,6 @@ def from_abi(raw: np.ndarray, dtype: DType) -> np.ndarray:
     if dtype.is_bool:
         return raw != 0
     return raw.astype(dtype.storage)
-
-
-def is_memory(uop: UOp) -> bool:
-    """Whether `uop` is a memory reference (a buffer, a version or a window), not a value."""
-    return kind(uop) is Kind.MEMORY
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from uir.core.errors import BackendError
+from uir.core.kernels import Schedule
 from uir.core.uop import UOp
 
 from .abi import Layout, abi_numpy, from_abi, layout, storage_ctype
@@ -114,17 +115,20 @@ SANITIZE = [
 ]
 
 
-def run_sanitized(sinks: list[UOp], workdir: Path, cc: list[str]) -> list[list[np.ndarray]]:
-    """Render each (inlined) program into its own translation unit, build them with one harness
-    `main` under SANITIZE, run it, and return each program's outputs.
+def run_sanitized(
+    schedules: list[Schedule], workdir: Path, cc: list[str]
+) -> list[list[np.ndarray]]:
+    """Render each program's schedule into its own translation unit, build them with one
+    harness `main` under SANITIZE, run it, and return each program's outputs.
 
     Raises BackendError with the compiler's or the sanitizer's message when either complains.
     """
     units = []
-    for i, sink in enumerate(sinks):
+    for i, schedule in enumerate(schedules):
         unit = workdir / f"p{i}.c"
-        unit.write_text(render_c(sink, f"uir_program_{i}"))
+        unit.write_text(render_c(schedule, f"uir_program_{i}"))
         units.append(str(unit))
+    sinks = [s.source for s in schedules]
     main = workdir / "main.c"
     main.write_text(harness([(f"uir_program_{i}", layout(s)) for i, s in enumerate(sinks)]))
     exe = workdir / "programs"

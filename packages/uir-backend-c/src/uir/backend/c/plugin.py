@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from uir.core.calls import inline_calls
+from uir.core.kernels import Schedule, require_schedule
 from uir.core.plugins import Backend, hookimpl
 from uir.core.uop import UOp
 
@@ -19,18 +20,20 @@ class CBackend:
 
     name = "c"
     description = "C99 via $CC or cc, loaded with ctypes"
+    form = "kernels"
 
     def available(self) -> tuple[bool, str]:
         if compiler() is None:
             return False, "no C compiler found (set $CC or install cc)"
         return True, ""
 
-    def render(self, sink: UOp) -> str:
-        return render_c(inline_calls(sink))
+    def render(self, program: object) -> str:
+        return render_c(require_schedule(program, self.name))
 
-    def compile(self, sink: UOp) -> CompiledProgram:
-        flat = inline_calls(sink)
-        return CompiledProgram(compile_shared([render_c(flat)]), layout(flat), flat)
+    def compile(self, program: object) -> CompiledProgram:
+        schedule = require_schedule(program, self.name)
+        source = schedule.source
+        return CompiledProgram(compile_shared([render_c(schedule)]), layout(source), source)
 
 
 @hookimpl
@@ -38,17 +41,20 @@ def uir_backends() -> Iterable[Backend]:
     return [CBackend()]
 
 
-def compile_many(sinks: Sequence[UOp]) -> list[CompiledProgram]:
-    """Compile several programs with one compiler run (each C compile costs tens of ms): program i
-    gets entry point `uir_program_i` in a shared library."""
-    flats = [inline_calls(s) for s in sinks]
-    entries = [f"{ENTRY}_{i}" for i in range(len(flats))]
-    library = compile_shared([render_c(f, e) for f, e in zip(flats, entries, strict=True)])
-    return [CompiledProgram(library, layout(f), f, e) for f, e in zip(flats, entries, strict=True)]
+def compile_many(schedules: Sequence[Schedule]) -> list[CompiledProgram]:
+    """Compile several programs' schedules with one compiler run (each C compile costs tens of
+    ms): program i gets entry point `uir_program_i` in a shared library."""
+    entries = [f"{ENTRY}_{i}" for i in range(len(schedules))]
+    library = compile_shared([render_c(s, e) for s, e in zip(schedules, entries, strict=True)])
+    return [
+        CompiledProgram(library, layout(s.source), s.source, e)
+        for s, e in zip(schedules, entries, strict=True)
+    ]
 
 
 def load_source(source: str, sink: UOp) -> CompiledProgram:
-    """Compile C source written for the program under `sink` (by this renderer or by a student's)
-    and load it under the ABI of abi.py: the render grader runs a student's `render` output so."""
+    """Compile C source written for the program under `sink` as written (by this renderer or by
+    a student's) and load it under the ABI of abi.py: the render grader runs a student's
+    `render` output so."""
     flat = inline_calls(sink)
     return CompiledProgram(compile_shared([source]), layout(flat), flat)

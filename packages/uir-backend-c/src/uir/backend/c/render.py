@@ -1,16 +1,20 @@
-"""UOp graph -> C99 source with no undefined behaviour for any input (uir.md 6.5).
+"""A schedule of kernels -> C99 source with no undefined behaviour for any input (uir.md 6.5).
 
-Shaped values reach C only as loops: `render_c` rangeifies the program and simplifies the index
-arithmetic that leaves (uir.rewrite.passes.lower_shapes) before anything else, so the size of the
-C never grows with a shape.
-Every value gets one `const` local, in the order of the loop nest `loop_schedule` gives (the one
-the interpreter runs), each loop a C `for` over its RANGE whose body scopes the values placed in
-it. ALU ops render through `ALU_RENDER`, one entry an op, each a function of the operand
-expressions; `expression` dispatches on it, so an op missing here fails loudly instead of
-rendering wrong code. Memory becomes pointer accesses: global buffers are the entry point's
-parameters (abi.py), LOCALs zeroed arrays, versions and windows only change which pointer and
-offset an INDEX uses. Arrays the function declares live on its stack up to STACK_BYTES in all
-and on the heap beyond (allocated once, before every loop).
+The C backend takes the form "kernels" (uir.core.kernels): the pipeline lowered the program's
+shaped values to loops and cut its loop nest into kernels, so the size of the C never grows with
+a shape. Each kernel becomes one `static` function, and the entry point (the ABI of the program
+as written, abi.py) is a driver that calls them in order: it holds the LOCALs several kernels
+share and the values that cross from one kernel to a later one (by pointer out of the kernel
+computing them, by value into the kernels reading them), and copies the value outputs out.
+Within a kernel every value gets one `const` local, in the order of the loop nest, each loop a
+C `for` over its RANGE whose body scopes the values placed in it.
+
+ALU ops render through `ALU_RENDER`, one entry an op, each a function of the operand expressions;
+`expression` dispatches on it, so an op missing here fails loudly instead of rendering wrong code.
+Memory becomes pointer accesses: global buffers are the entry point's parameters (abi.py), LOCALs
+zeroed arrays, versions and windows only change which pointer and
+offset an INDEX uses. Arrays a function declares live on its stack up to STACK_BYTES in all and
+on the heap beyond (allocated once, before every loop).
 
 Public API, shared with the CUDA backend (uir.backend.cuda), which renders C-like kernels through
 it: `ALU_RENDER` (the op table) with its `Context`, `literal` (exact literals), prelude.py's
@@ -27,11 +31,11 @@ from collections.abc import Callable
 from uir.core.bounds import bounds
 from uir.core.dtypes import DType, Type, bf16, f16, f32
 from uir.core.errors import BackendError
+from uir.core.kernels import Kernel, Schedule
 from uir.core.memory import buffer_of
 from uir.core.ops import ALU, Op
-from uir.core.schedule import Block, flatten, loop_schedule
+from uir.core.schedule import Block
 from uir.core.uop import UOp
-from uir.rewrite.passes import lower_shapes
 
 from .abi import (
     ENTRY,
@@ -313,7 +317,9 @@ class Emitter:
 
     def pointer(self, root: UOp) -> str:
         if root in self.outputs_in_place:
-            return self.outputs_in_place[root]
+            name = self.outputs_in_place[root]
+            self.buffers_used.add(name)
+            return name
         if root.op is Op.BUFFER:
             name = f"buf{root.arg}"
             self.buffers_used.add(name)
@@ -481,19 +487,37 @@ def _outputs_in_place(lowered: UOp, abi: Layout) -> dict[UOp, str]:
 
 
 def _used_values(order: list[UOp]) -> set[UOp]:
-    """Values some rendered statement reads: a CONST that only initializes a BUFFER is not one."""
+    """Values some rendered statement of a kernel reads: a CONST that only initializes a BUFFER
+    is not one, nor one only printed (the driver writes the outputs)."""
     used: set[UOp] = set()
     for uop in order:
-        if uop.op is not Op.BUFFER:
-            used.update(uop.src)
+        if uop.op in (Op.BUFFER, Op.SINK) or _is_place(uop):
+            continue  # a place renders inside the access using it, perhaps in another kernel
+        for s in uop.src:
+            used.update(s.src[1:] if _is_place(s) else (s,))
     return used
 
 
+def _is_place(uop: UOp) -> bool:
+    return uop.op is Op.INDEX and is_memory(uop.src[0])
+
+
+def _abi_parameters(abi: Layout) -> list[tuple[str, str]]:
+    """(C declaration, name) of each entry point parameter. restrict: distinct parameters never
+    overlap (the ABI), and saying so lets the C compiler keep loaded values in registers across
+    stores and vectorize neighbouring accesses."""
+    params = [
+        (f"{storage_ctype(b.type.dtype)} *restrict buf{b.slot}", f"buf{b.slot}")
+        for b in abi.buffers
+    ]
+    params += [
+        (f"{storage_ctype(t.dtype)} *restrict out{i}", f"out{i}") for i, t in enumerate(abi.outputs)
+    ]
+    return params
+
+
 def _signature(abi: Layout, entry: str = ENTRY) -> str:
-    # restrict: distinct parameters never overlap (the ABI), and saying so lets the C compiler
-    # keep loaded values in registers across stores and vectorize neighbouring accesses.
-    params = [f"{storage_ctype(b.type.dtype)} *restrict buf{b.slot}" for b in abi.buffers]
-    params += [f"{storage_ctype(t.dtype)} *restrict out{i}" for i, t in enumerate(abi.outputs)]
+    params = [decl for decl, _ in _abi_parameters(abi)]
     return f"void {entry}({', '.join(params) or 'void'})"
 
 
@@ -522,27 +546,139 @@ def _header(abi: Layout, entry: str) -> str:
 INCLUDES = "\n".join(f"#include <{h}.h>" for h in ("math", "stdbool", "stdint", "stdlib", "string"))
 
 
-def render_c(flat: UOp, entry: str = ENTRY) -> str:
-    """The C translation unit of a verified program with its CALLs inlined
-    (uir.core.calls.inline_calls): header comment, helpers, entry point.
+class _KernelEmitter(Emitter):
+    """The emitter of one kernel's function: the LOCALs several kernels share are the driver's,
+    passed in as pointers."""
 
-    Shaped values are rendered only as loops: the program is rangeified first (uir.md 8), and
-    keeps its own ABI (abi.py). `entry` renames the entry point, so that several programs can
-    share one library (tests)."""
-    abi = layout(flat)
-    lowered = lower_shapes(flat)
-    program = Emitter(lowered, abi)
-    nest = loop_schedule(lowered)
-    program.block(nest, _used_values(flatten(nest)))
-    program.outputs()
-    # A buffer the body never touches (one only read back) must not warn under -Wextra; every
-    # output is written.
-    unused = [
-        f"(void)buf{b.slot};" for b in abi.buffers if f"buf{b.slot}" not in program.buffers_used
-    ]
-    freed = [f"free({name});" for name in program.heap]
-    lines = [*program.declarations, *unused, *program.body, *freed]
-    body = "\n".join(f"    {line}" for line in lines)
-    helpers = program.helpers.text()
-    parts = [_header(abi, entry), INCLUDES, helpers, f"{_signature(abi, entry)} {{\n{body}\n}}\n"]
+    def __init__(self, schedule: Schedule, abi: Layout, helpers: Helpers, shared: dict[UOp, str]):
+        super().__init__(schedule.sink, abi, helpers)
+        self.shared = shared
+        self.shared_used: set[str] = set()
+
+    def pointer(self, root: UOp) -> str:
+        if root in self.shared:
+            self.shared_used.add(self.shared[root])
+            return self.shared[root]
+        return super().pointer(root)
+
+
+class _Driver:
+    """The entry point: where the shared LOCALs and the crossing values live, and which calls
+    each kernel's function in turn."""
+
+    def __init__(self, schedule: Schedule, abi: Layout, entry: str) -> None:
+        self.schedule = schedule
+        self.abi = abi
+        self.entry = entry
+        self.emitter = Emitter(schedule.sink, abi)
+        self.shared = {root: f"shared{i}" for i, root in enumerate(schedule.shared_locals)}
+        self.crossing = {v: f"x{i}" for i, v in enumerate(schedule.crossing)}
+        self.functions: list[str] = []
+        self.calls: list[str] = []
+        self.buffers_used: set[str] = set()
+
+    def declare(self) -> None:
+        """The shared LOCALs (zeroed once) and a variable for each crossing value."""
+        for root, name in self.shared.items():
+            self.emitter.locals[root] = name
+            ctype, size = storage_ctype(root.dtype), root.type.size
+            if self.emitter.on_stack(size, storage_itemsize(root.dtype)):
+                self.emitter.declarations.append(f"{ctype} {name}[{size}] = {{0}};")
+            else:
+                self.emitter.heap_array(ctype, name, size)
+        for value, name in self.crossing.items():
+            self.emitter.names[value] = name
+            dims = f"[{value.type.size}]" if value.type.shape else ""
+            self.emitter.declarations.append(f"{value_ctype(value.dtype)} {name}{dims};")
+
+    def kernel(self, kernel: Kernel) -> None:
+        """Render one kernel's function and the driver's call of it."""
+        emitter = _KernelEmitter(self.schedule, self.abi, self.emitter.helpers, self.shared)
+        home = self.schedule.home
+        for c in kernel.constants:
+            if home.get(c) != kernel.index:
+                emitter.statement(c)  # a constant renders where it is read
+        params: list[tuple[str, str]] = []
+        for value in kernel.values_in:
+            name = self.crossing[value]
+            ctype = value_ctype(value.dtype)
+            decl = f"const {ctype} *restrict {name}" if value.type.shape else f"{ctype} {name}"
+            params.append((decl, name))
+            emitter.names[value] = name
+        body = emitter.body
+        emitter.block(Block(None, list(kernel.items)), _used_values(list(kernel.statements)))
+        outs: list[tuple[str, str]] = []
+        for value in kernel.values_out:
+            name, mine = self.crossing[value], emitter.names[value]
+            ctype = value_ctype(value.dtype)
+            outs.append((f"{ctype} *restrict {name}_out", name if value.type.shape else f"&{name}"))
+            if value.type.shape:
+                body.append(f"memcpy({name}_out, {mine}, {value.type.size} * sizeof *{mine});")
+            else:
+                body.append(f"*{name}_out = {mine};")
+        used = emitter.buffers_used | emitter.shared_used
+        self.buffers_used |= emitter.buffers_used
+        memory = [(d, n) for d, n in _abi_parameters(self.abi) if n in used]
+        memory += [
+            (f"{storage_ctype(r.dtype)} *restrict {n}", n)
+            for r, n in self.shared.items()
+            if n in used
+        ]
+        signature = [d for d, _ in [*memory, *params]] + [d for d, _ in outs]
+        arguments = [n for _, n in [*memory, *params]] + [a for _, a in outs]
+        name = f"{self.entry}_{kernel.name}"
+        freed = [f"free({h});" for h in emitter.heap]
+        lines = [*emitter.declarations, *emitter.body, *freed]
+        text = "\n".join(f"    {line}" for line in lines)
+        self.functions.append(
+            f"/* {kernel.name}: {_kernel_summary(kernel)} */\n"
+            f"static void {name}({', '.join(signature) or 'void'}) {{\n{text}\n}}"
+        )
+        self.calls.append(f"{name}({', '.join(arguments)});")
+
+    def render(self) -> str:
+        self.declare()
+        for kernel in self.schedule.kernels:
+            self.kernel(kernel)
+        driver = self.emitter
+        driver.body.extend(self.calls)
+        for source in dict.fromkeys(self.schedule.outputs):
+            if source.op is Op.CONST:
+                driver.statement(source)
+        driver.outputs()
+        # A buffer no kernel touches (one only read back) must not warn under -Wextra.
+        unused = [
+            f"(void){n};"
+            for _, n in _abi_parameters(self.abi)
+            if n.startswith("buf") and n not in self.buffers_used
+        ]
+        freed = [f"free({h});" for h in driver.heap]
+        lines = [*driver.declarations, *unused, *driver.body, *freed]
+        body = "\n".join(f"    {line}" for line in lines)
+        return "\n\n".join(
+            [*self.functions, f"{_signature(self.abi, self.entry)} {{\n{body}\n}}\n"]
+        )
+
+
+def _kernel_summary(kernel: Kernel) -> str:
+    kind = "a PARALLEL loop" if kernel.parallel else "statements in order"
+    reads = ", ".join(_buffer_name(b) for b in kernel.reads) or "nothing"
+    writes = ", ".join(_buffer_name(b) for b in kernel.writes) or "nothing"
+    return f"{kind}; reads {reads}; writes {writes}"
+
+
+def _buffer_name(root: UOp) -> str:
+    return f"BUFFER slot {root.arg}" if root.op is Op.BUFFER else f"LOCAL {root.arg}"
+
+
+def render_c(schedule: Schedule, entry: str = ENTRY) -> str:
+    """The C translation unit of a program's schedule of kernels (uir.core.plugins.prepare
+    makes it): header comment, helpers, one function per kernel, and the entry point, whose ABI
+    is that of the program as written (abi.py). `entry` renames the entry point, so that several
+    programs can share one library (tests)."""
+    abi = layout(schedule.source)
+    driver = _Driver(schedule, abi, entry)
+    code = driver.render()
+    helpers = driver.emitter.helpers.text()
+    parts = [_header(abi, entry), INCLUDES, helpers, code]
     return "\n\n".join(p for p in parts if p)

@@ -22,6 +22,7 @@ from uir.backend.c.abi import ENTRY, storage_ctype
 from uir.backend.c.runtime import CompiledProgram
 from uir.backend.c.toolchain import compile_shared
 from uir.core.errors import BackendError
+from uir.core.kernels import Schedule
 from uir.core.uop import UOp
 
 from .render import Rendered, bundle, render_cuda
@@ -113,21 +114,22 @@ def _build(source: str) -> Path:
     return compile_shared([source], FLAGS, command=command)
 
 
-def compile_emulated(rendered: Rendered, flat: UOp) -> CompiledProgram:
-    """The program built for the CPU and loaded like a C backend program."""
-    return CompiledProgram(_build(emulated_source(rendered)), rendered.abi, flat)
+def compile_emulated(rendered: Rendered, source: UOp) -> CompiledProgram:
+    """The program built for the CPU and loaded like a C backend program; `source` is the
+    program as written (its outputs' shapes)."""
+    return CompiledProgram(_build(emulated_source(rendered)), rendered.abi, source)
 
 
-def compile_many(flats: Sequence[UOp]) -> list[CompiledProgram]:
-    """Several programs (CALLs inlined) built by one compiler run, program i with entry point
+def compile_many(schedules: Sequence[Schedule]) -> list[CompiledProgram]:
+    """Several programs' schedules built by one compiler run, program i with entry point
     `uir_program_i` (each C++ compile costs a good fraction of a second)."""
-    entries = [f"{ENTRY}_{i}" for i in range(len(flats))]
-    rendered = [render_cuda(f, f"uir_p{i}") for i, f in enumerate(flats)]
+    entries = [f"{ENTRY}_{i}" for i in range(len(schedules))]
+    rendered = [render_cuda(s, f"uir_p{i}") for i, s in enumerate(schedules)]
     units = [
         r.source + "\n" + host_entry(r, e) + "\n" for r, e in zip(rendered, entries, strict=True)
     ]
     library = _build(HEADER + "\n\n" + bundle(units))
     return [
-        CompiledProgram(library, r.abi, f, e)
-        for r, f, e in zip(rendered, flats, entries, strict=True)
+        CompiledProgram(library, r.abi, s.source, e)
+        for r, s, e in zip(rendered, schedules, entries, strict=True)
     ]

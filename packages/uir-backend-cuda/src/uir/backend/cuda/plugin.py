@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from uir.core.calls import inline_calls
+from uir.core.kernels import require_schedule
 from uir.core.plugins import Backend, Compiled, hookimpl
-from uir.core.uop import UOp
-from uir.rewrite.passes import lower_shapes
 
 from . import driver
 from .emulation import compile_emulated, cxx
@@ -21,18 +19,19 @@ class CudaBackend:
 
     name = "cuda"
     description = "CUDA C via NVRTC, run on the GPU through the CUDA driver API"
+    form = "kernels"
 
     def available(self) -> tuple[bool, str]:
         return driver.available()
 
-    def render(self, sink: UOp) -> str:
-        return render_cuda(lowered(sink)).source
+    def render(self, program: object) -> str:
+        return render_cuda(require_schedule(program, self.name)).source
 
-    def compile(self, sink: UOp) -> Compiled:
-        flat = lowered(sink)
-        rendered = render_cuda(flat)
+    def compile(self, program: object) -> Compiled:
+        schedule = require_schedule(program, self.name)
+        rendered = render_cuda(schedule)
         cubin = compile_cubin(rendered.source, driver.architecture())
-        return driver.GpuProgram(rendered, cubin, flat)
+        return driver.GpuProgram(rendered, cubin, schedule.source)
 
 
 class CudaEmuBackend:
@@ -40,24 +39,19 @@ class CudaEmuBackend:
 
     name = "cuda-emu"
     description = "CUDA C run on the CPU: grid and blocks as loops, built by $CXX or c++"
+    form = "kernels"
 
     def available(self) -> tuple[bool, str]:
         if cxx() is None:
             return False, "no C++ compiler found (set $CXX or install c++)"
         return True, ""
 
-    def render(self, sink: UOp) -> str:
-        return render_cuda(lowered(sink)).source
+    def render(self, program: object) -> str:
+        return render_cuda(require_schedule(program, self.name)).source
 
-    def compile(self, sink: UOp) -> Compiled:
-        flat = lowered(sink)
-        return compile_emulated(render_cuda(flat), flat)
-
-
-def lowered(sink: UOp) -> UOp:
-    """The program as kernels take it: CALLs inlined, shaped values lowered to loops whose
-    output ranges rangeify marks PARALLEL (spec/uir-week7.md), as the C backend does."""
-    return lower_shapes(inline_calls(sink))
+    def compile(self, program: object) -> Compiled:
+        schedule = require_schedule(program, self.name)
+        return compile_emulated(render_cuda(schedule), schedule.source)
 
 
 @hookimpl

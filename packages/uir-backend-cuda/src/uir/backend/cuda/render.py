@@ -1,10 +1,10 @@
 """UOp graph -> one CUDA C translation unit: the kernels of a program, run in order (week 7).
 
-The loop nest of `loop_schedule` is cut at the top level: each top-level loop over a PARALLEL
-range becomes a kernel whose threads share that range's iterations (and those of PARALLEL ranges
-nested directly inside it, flattened into one index), in a grid-stride loop whose condition is
-the bounds check; every run of other top-level statements and loops becomes a kernel of one
-thread that runs them in order, as the C backend's entry point would. Statements render through
+Each kernel of the schedule (uir.core.kernels) is one `__global__`: a kernel that is a top-level
+loop over a PARALLEL range has threads sharing that range's iterations (and those of PARALLEL
+ranges nested directly inside it, flattened into one index), in a grid-stride loop whose
+condition is the bounds check; any other kernel is one thread that runs its statements in order,
+as the C backend's kernel function would. Statements render through
 the C backend's `Emitter`, so every op means here exactly what it means in C.
 
 All kernels take the same parameters: the C ABI's buffers and outputs (uir.backend.c.abi), then
@@ -32,10 +32,11 @@ from uir.backend.c.prelude import Helpers
 from uir.backend.c.render import Emitter
 from uir.core.bounds import bounds
 from uir.core.errors import BackendError
+from uir.core.kernels import Kernel, Schedule, values_read
 from uir.core.loops import is_parallel, range_id
 from uir.core.memory import buffer_of, window
 from uir.core.ops import Op
-from uir.core.schedule import Block, flatten, loop_schedule
+from uir.core.schedule import Block, flatten
 from uir.core.uop import UOp
 
 # Threads per block of a PARALLEL kernel, and the most blocks one launches: more iterations than
@@ -45,9 +46,6 @@ THREADS = 256
 MAX_BLOCKS = 65536
 # The most iterations the flattened index of collapsed PARALLEL ranges may count: it is an int64.
 _MAX_FLAT = 1 << 62
-
-# Ops that render no statement: memory references and places only steer the accesses using them.
-_SILENT = frozenset({Op.BUFFER, Op.LOCAL, Op.AFTER, Op.SHRINK, Op.END, Op.SINK})
 
 PRELUDE = """\
 #if defined(__CUDACC_RTC__)
@@ -80,9 +78,9 @@ typedef unsigned long long uint64_t;
 
 
 @dataclass(frozen=True)
-class Kernel:
-    """One kernel: its name, its launch (`blocks` of `threads`), and the ranges its threads
-    share (none for a kernel of one thread)."""
+class Launch:
+    """One kernel as launched: its name, its grid (`blocks` of `threads`), and the ranges its
+    threads share (none for a kernel of one thread)."""
 
     name: str
     blocks: int
@@ -107,7 +105,7 @@ class Rendered:
     its buffers and outputs, and the scratch arrays to allocate."""
 
     source: str
-    kernels: tuple[Kernel, ...]
+    kernels: tuple[Launch, ...]
     abi: Layout
     scratch: tuple[Scratch, ...]
 
@@ -126,11 +124,20 @@ def _parameters(abi: Layout, scratch: Sequence[Scratch]) -> list[str]:
 
 @dataclass
 class _Part:
-    """A top-level piece of the schedule that becomes one kernel."""
+    """A kernel of the schedule as CUDA launches it (`kernel` None for the one-thread kernel that
+    only copies the outputs out, after a last kernel that is a PARALLEL loop)."""
 
-    items: list[UOp | Block]
+    kernel: Kernel | None
     ranges: tuple[UOp, ...] = ()  # the PARALLEL ranges its threads share; () for one thread
     body: Block | None = None  # for a PARALLEL part: the innermost collapsed loop's body
+
+    @property
+    def items(self) -> list[UOp | Block]:
+        return [] if self.kernel is None else list(self.kernel.items)
+
+    @property
+    def statements(self) -> tuple[UOp, ...]:
+        return () if self.kernel is None else self.kernel.statements
 
 
 def _collapse(loop: Block) -> tuple[tuple[UOp, ...], Block]:
@@ -167,55 +174,21 @@ def _collapse(loop: Block) -> tuple[tuple[UOp, ...], Block]:
     return tuple(ranges), Block(None, items)
 
 
-def _parts(nest: Block) -> list[_Part]:
-    parts: list[_Part] = []
-    run: list[UOp | Block] = []
-    for item in nest.body:
-        if isinstance(item, Block) and item.range is not None and is_parallel(item.range):
-            if run:
-                parts.append(_Part(run))
-                run = []
-            ranges, body = _collapse(item)
-            parts.append(_Part([item], ranges, body))
+def _parts(schedule: Schedule) -> list[_Part]:
+    parts = []
+    for kernel in schedule.kernels:
+        if kernel.loop is not None:
+            ranges, body = _collapse(kernel.loop)
+            parts.append(_Part(kernel, ranges, body))
         else:
-            run.append(item)
-    if run:
-        parts.append(_Part(run))
+            parts.append(_Part(kernel))
+    if schedule.outputs and (not parts or parts[-1].ranges):
+        parts.append(_Part(None))  # a thread that copies the outputs
     return parts
-
-
-def _statements(items: list[UOp | Block]) -> list[UOp]:
-    """Every statement of `items`, loops flattened (each RANGE before its body)."""
-    return flatten(Block(None, items))
-
-
-def _has_work(items: list[UOp | Block]) -> bool:
-    return any(
-        isinstance(i, Block) or (i.op not in _SILENT and i.op is not Op.CONST and not _place(i))
-        for i in items
-    )
 
 
 def _place(uop: UOp) -> bool:
     return uop.op is Op.INDEX and is_memory(uop.src[0])
-
-
-def _reads(statements: list[UOp]) -> list[UOp]:
-    """The values these statements read, places seen through (an INDEX of memory renders inside
-    the access that uses it, from its index and gate), in first-use order."""
-    seen: dict[UOp, None] = {}
-    stack: list[UOp] = []
-    for uop in statements:
-        if uop.op in (Op.BUFFER, Op.SINK):
-            continue  # an init CONST is the runtime's to copy; outputs are the last kernel's
-        stack.extend(reversed(uop.src))
-        while stack:
-            s = stack.pop()
-            if _place(s):
-                stack.extend(reversed(s.src[1:]))
-            elif not is_memory(s) and s.op not in (Op.STORE, Op.END, Op.RANGE):
-                seen.setdefault(s, None)
-    return list(seen)
 
 
 class _KernelEmitter(Emitter):
@@ -239,22 +212,14 @@ class _KernelEmitter(Emitter):
 
 
 class _Renderer:
-    def __init__(self, flat: UOp, prefix: str) -> None:
-        self.flat = flat
+    def __init__(self, schedule: Schedule, prefix: str) -> None:
+        self.flat = schedule.sink
         self.prefix = prefix
-        self.abi = layout(flat)
+        self.abi = layout(schedule.source)
         self.helpers = Helpers()
-        nest = loop_schedule(flat)
-        self.parts = [p for p in _parts(nest) if p.ranges or _has_work(p.items)]
-        outputs = [
-            s for s, r in zip(flat.src, self.abi.readbacks, strict=True) if r.output is not None
-        ]
-        if outputs and (not self.parts or self.parts[-1].ranges):
-            self.parts.append(_Part([]))  # a thread that copies the outputs
-        self.home: dict[UOp, int] = {}
-        for k, part in enumerate(self.parts):
-            for uop in _statements(part.items):
-                self.home.setdefault(uop, k)
+        self.parts = _parts(schedule)
+        outputs = schedule.outputs
+        self.home = schedule.home
         self.imports = [
             self._imports(k, part, outputs if k == len(self.parts) - 1 else [])
             for k, part in enumerate(self.parts)
@@ -270,7 +235,7 @@ class _Renderer:
         self.shared: dict[UOp, str] = {}
         for part in self.parts:
             private = self._private(part)
-            for uop in _statements(part.items):
+            for uop in part.statements:
                 root = self._root(uop)
                 if (
                     root is not None
@@ -292,7 +257,7 @@ class _Renderer:
         """The LOCALs carried across the ranges a kernel's threads share: each iteration's own
         scratch (spec/uir-week7.md rule 3), so each thread's own array."""
         found = set()
-        for uop in _statements(part.items):
+        for uop in part.statements:
             if uop.op is Op.AFTER and set(uop.src[1:]) & set(part.ranges):
                 root = buffer_of(uop)
                 if root.op is Op.LOCAL:
@@ -302,10 +267,10 @@ class _Renderer:
     def _imports(self, k: int, part: _Part, outputs: list[UOp]) -> list[UOp]:
         """The values kernel `k` reads (the outputs too, for the last) that it does not compute
         itself, and every CONST it reads: CONSTs render where they are read, not in the walk."""
-        wanted = dict.fromkeys([*_reads(_statements(part.items)), *outputs])
+        wanted = dict.fromkeys([*values_read(part.statements), *outputs])
         return [v for v in wanted if v.op is Op.CONST or self.home.get(v) != k]
 
-    def kernel(self, k: int, part: _Part) -> tuple[Kernel, str]:
+    def kernel(self, k: int, part: _Part) -> tuple[Launch, str]:
         private = self._private(part)
         shared = {r: n for r, n in self.shared.items() if r not in private}
         emitter = _KernelEmitter(self.flat, self.abi, self.helpers, shared)
@@ -325,7 +290,7 @@ class _Renderer:
         body = "\n".join(f"    {line}" for line in lines)
         params = ", ".join(_parameters(self.abi, self.scratch))
         text = f'extern "C" __global__ void {name}({params}) {{\n{body}\n}}'
-        return Kernel(name, launch[0], launch[1], part.ranges), text
+        return Launch(name, launch[0], launch[1], part.ranges), text
 
     def _import(self, emitter: Emitter, uop: UOp) -> None:
         """Make a value computed elsewhere known to this kernel: a CONST again, else read back
@@ -342,7 +307,7 @@ class _Renderer:
 
     def _export(self, emitter: Emitter, k: int, part: _Part) -> None:
         """Write each value this kernel computes that a later kernel reads into its slots."""
-        for uop in _statements(part.items):
+        for uop in part.statements:
             if uop in self.slots and self.home.get(uop) == k:
                 name = emitter.names[uop]
                 source = name if uop.type.shape else f"&{name}"
@@ -395,7 +360,7 @@ class _Renderer:
         return Rendered(source, tuple(kernels), self.abi, tuple(self.scratch))
 
 
-def _header(abi: Layout, kernels: list[Kernel], scratch: list[Scratch]) -> str:
+def _header(abi: Layout, kernels: list[Launch], scratch: list[Scratch]) -> str:
     lines = [
         "/* Rendered by the UIR CUDA backend (uir.backend.cuda). Compile with --fmad=false",
         " * -default-device (NVRTC), or for the CPU under the emulation header (cuda-emu).",
@@ -414,11 +379,13 @@ def _header(abi: Layout, kernels: list[Kernel], scratch: list[Scratch]) -> str:
     return "\n".join(lines)
 
 
-def render_cuda(flat: UOp, prefix: str = "uir") -> Rendered:
-    """The CUDA translation unit of a verified program with its CALLs inlined
-    (uir.core.calls.inline_calls), with its kernels and scratch. Kernels are named
-    `{prefix}_kernel0, 1, ...`: programs bundled into one unit need distinct prefixes."""
-    return _Renderer(flat, prefix).render()
+def render_cuda(schedule: Schedule, prefix: str = "uir") -> Rendered:
+    """The CUDA translation unit of a program's schedule of kernels (uir.core.plugins.prepare
+    makes it), with its launches and scratch: one `__global__` per kernel of the schedule, and
+    a last one-thread kernel copying the value outputs when the schedule ends in a PARALLEL
+    loop. Kernels are named `{prefix}_kernel0, 1, ...`: programs bundled into one unit need
+    distinct prefixes."""
+    return _Renderer(schedule, prefix).render()
 
 
 def bundle(sources: list[str]) -> str:
