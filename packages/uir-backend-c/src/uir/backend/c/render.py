@@ -631,7 +631,7 @@ class _Driver:
         lines = [*emitter.declarations, *emitter.body, *freed]
         text = "\n".join(f"    {line}" for line in lines)
         self.functions.append(
-            f"/* {kernel.name}: {_kernel_summary(kernel)} */\n"
+            f"/* {kernel.summary} */\n"
             f"static void {name}({', '.join(signature) or 'void'}) {{\n{text}\n}}"
         )
         self.calls.append(f"{name}({', '.join(arguments)});")
@@ -658,17 +658,6 @@ class _Driver:
         return "\n\n".join(
             [*self.functions, f"{_signature(self.abi, self.entry)} {{\n{body}\n}}\n"]
         )
-
-
-def _kernel_summary(kernel: Kernel) -> str:
-    kind = "a PARALLEL loop" if kernel.parallel else "statements in order"
-    reads = ", ".join(_buffer_name(b) for b in kernel.reads) or "nothing"
-    writes = ", ".join(_buffer_name(b) for b in kernel.writes) or "nothing"
-    return f"{kind}; reads {reads}; writes {writes}"
-
-
-def _buffer_name(root: UOp) -> str:
-    return f"BUFFER slot {root.arg}" if root.op is Op.BUFFER else f"LOCAL {root.arg}"
 
 
 def render_c(schedule: Schedule, entry: str = ENTRY) -> str:
