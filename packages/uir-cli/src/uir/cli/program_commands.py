@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
+from collections.abc import Sequence
 
 from uir.core import UOp, print_program
 from uir.core.errors import BackendError
 from uir.core.kernels import Schedule
 from uir.core.output import format_value
 from uir.core.plugins import Backend, Pass, Registry, form_of, load_registry, prepare, run_passes
-from uir.core.stats import describe_schedule
+from uir.core.stats import describe_schedule, memory_needed
 
 from .output import write_output
 from .source import load_program, read_source
@@ -52,9 +54,30 @@ def _compile_ready(
     return registry, backend, program.sink, prepare(program.sink, form, passes, not args.no_opt)
 
 
+def _out_of_memory(sink: UOp) -> BackendError:
+    buffers, largest = memory_needed(sink)
+    return BackendError(
+        f"out of memory: this machine could not allocate what the program needs (its buffers "
+        f"hold {buffers} bytes, its largest value or buffer {largest} bytes)"
+    )
+
+
+def _outputs(backend: Backend, ready: UOp | Schedule, sink: UOp) -> Sequence[object]:
+    """The backend's outputs of one run; an allocation the machine cannot make (numpy's
+    MemoryError, or ENOMEM from mmap or fork) is reported as such, never as an internal error."""
+    try:
+        return backend.compile(ready).run()
+    except MemoryError:
+        raise _out_of_memory(sink) from None
+    except OSError as exc:
+        if exc.errno != errno.ENOMEM:
+            raise
+        raise _out_of_memory(sink) from None
+
+
 def run_command(args: argparse.Namespace) -> int:
     registry, backend, sink, ready = _compile_ready(args, runs=True)
-    outputs = backend.compile(ready).run()
+    outputs = _outputs(backend, ready, sink)
     # Everything is computed before anything is printed: an error leaves stdout empty.
     text = "".join(format_value(v, s.dtype) + "\n" for v, s in zip(outputs, sink.src, strict=True))
     write_output(text)
