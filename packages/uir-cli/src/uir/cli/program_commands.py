@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import math
+import signal
 import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from uir.core import UOp, print_program
 from uir.core.errors import BackendError
@@ -11,10 +16,14 @@ from uir.core.kernels import Schedule
 from uir.core.output import format_value
 from uir.core.plugins import Backend, Pass, Registry, form_of, load_registry, prepare, run_passes
 from uir.core.printer import print_schedule
-from uir.core.stats import describe_schedule
+from uir.core.stats import describe_schedule, memory_needed
 
 from .output import write_output
 from .source import load_program, read_source
+
+# The interpreter's default budget of loop iterations (uir.core.interpret.DEFAULT_ITERATIONS),
+# repeated here so that building the parser does not import numpy; a test checks they agree.
+DEFAULT_ITERATIONS = 10**9
 
 
 def _split(names: str | None) -> list[str]:
@@ -53,9 +62,64 @@ def _compile_ready(
     return registry, backend, program.sink, prepare(program.sink, form, passes, not args.no_opt)
 
 
+def _out_of_memory(sink: UOp) -> BackendError:
+    buffers, largest = memory_needed(sink)
+    return BackendError(
+        f"out of memory: this machine could not allocate what the program needs (its buffers "
+        f"hold {buffers} bytes, its largest value or buffer {largest} bytes)"
+    )
+
+
+def _outputs(backend: Backend, ready: UOp | Schedule, sink: UOp) -> Sequence[object]:
+    """The backend's outputs of one run; an allocation the machine cannot make (numpy's
+    MemoryError, or ENOMEM from mmap or fork) is reported as such, never as an internal error."""
+    try:
+        return backend.compile(ready).run()
+    except MemoryError:
+        raise _out_of_memory(sink) from None
+    except OSError as exc:
+        if exc.errno != errno.ENOMEM:
+            raise
+        raise _out_of_memory(sink) from None
+
+
+class _OutOfTime(BaseException):
+    """Raised by the alarm of `--timeout`; a BaseException, so that no `except Exception` on the
+    way (a backend's cleanup) takes it for a failure of its own."""
+
+
+@contextmanager
+def _time_limit(seconds: float | None) -> Iterator[None]:
+    """Within the block, at most `seconds` of wall-clock time (None: no limit). A C or CUDA
+    program runs in a forked child, which the backend kills when the alarm interrupts its wait;
+    the interpreter stops between two Python steps."""
+    if seconds is None:
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise _OutOfTime
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except _OutOfTime:
+        raise BackendError(
+            f"the run took longer than {seconds:g} s (--timeout) and was stopped"
+        ) from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def run_command(args: argparse.Namespace) -> int:
+    # Imported here, not at the top: `uir check` and `uir fmt` never load numpy.
+    from uir.core.interpret import iteration_budget
+
     registry, backend, sink, ready = _compile_ready(args, runs=True)
-    outputs = backend.compile(ready).run()
+    with _time_limit(args.timeout), iteration_budget(args.max_iterations):
+        outputs = _outputs(backend, ready, sink)
     # Everything is computed before anything is printed: an error leaves stdout empty.
     text = "".join(format_value(v, s.dtype) + "\n" for v, s in zip(outputs, sink.src, strict=True))
     write_output(text)
@@ -100,6 +164,26 @@ def opt_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not 0 < value < math.inf:  # false for nan too
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, got {text}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def pass_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--passes", metavar="A,B", help="run only these passes (in stage order)")
     parser.add_argument("--skip", metavar="C,D", help="skip these passes")
@@ -116,6 +200,22 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
         command.add_argument("--no-opt", action="store_true", help="skip every pass")
         pass_options(command)
         if name == "run":
+            command.add_argument(
+                "--timeout",
+                type=_seconds,
+                metavar="S",
+                help="stop the run after S seconds of wall-clock time, exit 4 with a message "
+                "(default: no limit)",
+            )
+            command.add_argument(
+                "--max-iterations",
+                type=_count,
+                default=DEFAULT_ITERATIONS,
+                metavar="N",
+                help="the interpreter's budget of loop iterations, inner loops' included; a run "
+                "that needs more stops with exit 4, at once where every loop end is a constant "
+                "(default: %(default)s; 0 for none)",
+            )
             command.add_argument(
                 "--stats",
                 action="store_true",

@@ -9,11 +9,19 @@ numpy arrays. A buffer that a whole-buffer LOAD or STORE touches is held as a nu
 of a list, so that those accesses copy memory rather than convert millions of Python numbers.
 Memory references are resolved while compiling: an INDEX knows its buffer's contents and its
 window's begin, so at run time it only adds the index.
+
+The interpreter runs at most an iteration budget of loop iterations (each iteration of each loop
+counts one, inner loops' included; `iteration_budget`, `uir run --max-iterations`), so that a
+mistaken loop of 2^62 iterations ends with a message rather than hanging. A nest whose loop ends
+are all constants is counted before it runs, so it is refused at once and costs nothing while it
+runs; any other loop pays its trip count into the budget each time it starts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 
@@ -34,6 +42,56 @@ Env = dict[UOp, object]  # each statement -> its current value (scalars as Pytho
 # Each BUFFER and LOCAL -> its contents while the program runs: a list, or an array where the
 # program accesses the buffer whole.
 Lists = dict[UOp, list | np.ndarray]
+
+
+# The loop iterations one run may take unless told otherwise (`iteration_budget`): at the
+# interpreter's speed, minutes of work; nothing a test or an example needs comes near it.
+DEFAULT_ITERATIONS = 10**9
+_budget: ContextVar[int] = ContextVar("iteration_budget", default=DEFAULT_ITERATIONS)
+
+
+@contextmanager
+def iteration_budget(limit: int) -> Iterator[None]:
+    """Within the block, an interpreter run may take `limit` loop iterations (0: no limit)."""
+    token = _budget.set(limit)
+    try:
+        yield
+    finally:
+        _budget.reset(token)
+
+
+_RAISE = "a loop end by mistake? `uir run --max-iterations N` raises the budget, 0 for none"
+
+
+class _Budget:
+    """The iterations left to a run whose loop ends are not all constants."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.spent = 0
+
+    def spend(self, trips: int) -> None:
+        if trips > 0:
+            self.spent += trips
+            if self.spent > self.limit:
+                raise BackendError(
+                    f"the interpreter's budget of {self.limit} loop iterations ran out: a loop of "
+                    f"{trips} iterations started after {self.spent - trips} ({_RAISE})"
+                )
+
+
+def iterations(block: Block) -> int | None:
+    """The loop iterations one run of `block` takes, inner loops' included, when every loop end
+    in it is a constant; None when one is not (it is known only while the program runs)."""
+    total = 0
+    for item in block.body:
+        if isinstance(item, Block):
+            assert item.range is not None
+            end, inner = item.range.src[0], iterations(item)
+            if end.op is not Op.CONST or inner is None:
+                return None
+            total += max(end.arg, 0) * (1 + inner)
+    return total
 
 
 def initial_memory(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None) -> Memory:
@@ -70,9 +128,10 @@ def _fallback(uop: UOp) -> Callable[..., object]:
 class _Compiler:
     """Turns the statements of a schedule into closures over `env` and the buffers' lists."""
 
-    def __init__(self, lists: Lists) -> None:
+    def __init__(self, lists: Lists, budget: _Budget | None = None) -> None:
         self.env: Env = {}
         self.lists = lists
+        self.budget = budget  # None: the nest was counted before the run, or has no limit
 
     def block(self, block: Block) -> Step:
         steps = [self.loop(i) if isinstance(i, Block) else self.statement(i) for i in block.body]
@@ -88,13 +147,24 @@ class _Compiler:
         counter = block.range
         assert counter is not None
         body, env, end = self.block(block), self.env, counter.src[0]
+        if self.budget is None:
 
-        def run() -> None:
-            for i in range(env[end]):  # evaluated once per start; no iterations when end <= 0
+            def run() -> None:
+                for i in range(env[end]):  # evaluated once per start; none when end <= 0
+                    env[counter] = i
+                    body()
+
+            return run
+        spend = self.budget.spend
+
+        def counted() -> None:
+            trips = env[end]
+            spend(trips)
+            for i in range(trips):
                 env[counter] = i
                 body()
 
-        return run
+        return counted
 
     def statement(self, uop: UOp) -> Step | None:
         """The closure that computes `uop`, or None when it has nothing to do at run time."""
@@ -318,8 +388,19 @@ def evaluate(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None) -> list[
         b: contents if b in whole else contents.tolist()
         for b, contents in initial_memory(flat, inputs).items()
     }
-    compiler = _Compiler(lists)
-    compiler.block(loop_schedule(flat))()
+    nest, limit = loop_schedule(flat), _budget.get()
+    budget = None
+    if limit:
+        total = iterations(nest)
+        if total is not None and total > limit:
+            raise BackendError(
+                f"this program runs {total} loop iterations, over the interpreter's budget of "
+                f"{limit} ({_RAISE})"
+            )
+        if total is None:
+            budget = _Budget(limit)
+    compiler = _Compiler(lists, budget)
+    compiler.block(nest)()
     return [_output(s, compiler.env, lists) for s in flat.src]
 
 

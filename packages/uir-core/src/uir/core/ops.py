@@ -89,6 +89,10 @@ ALU = UNARY | BINARY | COMPARE | {Op.WHERE, Op.CAST, Op.BITCAST}
 MOVEMENT = frozenset({Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.PAD, Op.SHRINK, Op.FLIP})
 # The most axes a shaped type may have (uir.md section 9).
 MAX_RANK = 8
+# The most elements a type may have (spec/uir-week1.md section 4): every element of a buffer or a
+# shaped value has an i32 index, and a loop over them an i32 counter. With 8-byte elements it
+# bounds a value at 16 GiB.
+MAX_ELEMENTS = 2**31 - 1
 COMMUTATIVE = frozenset({Op.ADD, Op.MUL, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR, Op.CMPEQ, Op.CMPNE})
 
 # The ops each week of the course introduces (spec/uir-week1.md to uir-week5.md): a week's

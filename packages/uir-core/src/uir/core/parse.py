@@ -257,7 +257,10 @@ def parse_type(text: str, line: int) -> Type:
     match = TYPE.fullmatch(text)
     if not match or not text.isascii() or match.group(1) not in DTYPES:  # dims are 0-9 only
         raise ParseError(f"bad type '{text}'", line)
-    dims = tuple(int(d) for d in match.group(2).split(",")) if match.group(2) else ()
+    written = match.group(2).split(",") if match.group(2) else []
+    if any(len(d) > INT_DIGITS_LIMIT for d in written):  # beyond what int() converts
+        raise ParseError(f"bad type: a dimension of over {INT_DIGITS_LIMIT} digits", line)
+    dims = tuple(int(d) for d in written)
     if any(d < 1 for d in dims):
         raise ParseError(f"bad type '{text}': every dimension must be at least 1", line)
     return Type(DTYPES[match.group(1)], dims)

@@ -23,6 +23,7 @@ from .ops import (
     FLOAT_BINARY,
     FLOAT_UNARY,
     INT_BINARY,
+    MAX_ELEMENTS,
     MAX_RANK,
     Op,
 )
@@ -48,10 +49,16 @@ def _shown(arg: object) -> str:
 
 
 def shaped(dtype: DType, shape: Sequence[int]) -> Type:
-    """`dtype[shape]`, refused when the rank is above MAX_RANK (uir.md section 9)."""
+    """`dtype[shape]`, refused when the rank is above MAX_RANK (uir.md section 9) or the element
+    count above MAX_ELEMENTS (spec/uir-week1.md section 4)."""
     out = Type(dtype, tuple(shape))
     if len(out.shape) > MAX_RANK:
         raise ShapeError(f"{out} has rank {len(out.shape)}: shaped types have rank 1 to {MAX_RANK}")
+    if out.size > MAX_ELEMENTS:
+        raise ShapeError(
+            f"{out} has {out.size} elements: a type has at most {MAX_ELEMENTS} (2^31 - 1), "
+            "so that an i32 indexes each"
+        )
     return out
 
 
