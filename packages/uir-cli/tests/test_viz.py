@@ -42,15 +42,26 @@ FOLDING = """\
 """
 FOLDING_UOPS = 12
 RULES = ["fold_alu", "fold_alu", "x * 1"]
-# The step list: program, pass inline, pass fold, its two steps, pass simplify, its step.
-FOLD_ADD, FOLD_MUL, X_TIMES_1 = 3, 4, 6
+# The step list `uir viz` shows: the program, then each installed pass (inline, autodiff, which
+# leaves a program without GRAD alone, and fold) with its rules: fold's two steps, pass simplify,
+# its step.
+PIPELINE = [p.name for p in load_registry().pipeline()]
+FOLD = 1 + PIPELINE.index("fold")
+FOLD_ADD, FOLD_MUL, X_TIMES_1 = FOLD + 1, FOLD + 2, FOLD + 4
 
 ROOT = Path(__file__).resolve().parents[3]
 ARTIFACTS = ROOT / "build" / "viz-test"
 
 
+def rewrites(skip: tuple[str, ...] = ()) -> list[Pass]:
+    """The passes of the rewrite plugin, whose rules these tests watch, in pipeline order."""
+    registry = load_registry()
+    chosen = registry.pipeline(skip=skip)
+    return [p for p in chosen if registry.pass_owners[p.name] == "rewrite"]
+
+
 def data_of(text: str) -> dict:
-    return page_data(text, "p.uir", list(load_registry().pipeline()))
+    return page_data(text, "p.uir", rewrites())
 
 
 def node_named(data: dict, name: str) -> int:
@@ -92,8 +103,7 @@ def test_the_pipelines_own_checks_are_not_steps():
     # Without the inline pass, CALLs reach the final verification, which inlines them to prove
     # bounds: rule applications outside every pass, which the page does not list.
     text = (ROOT / "examples" / "call_nested.uir").read_text()
-    passes = load_registry().pipeline(skip=["inline"])
-    data = page_data(text, "call_nested.uir", passes)
+    data = page_data(text, "call_nested.uir", rewrites(skip=("inline",)))
     assert [p["name"] for p in data["passes"]] == ["fold", "simplify"]
     assert sorted(i for p in data["passes"] for i in p["steps"]) == list(range(len(data["steps"])))
     assert "inline a CALL" not in [rule["name"] for rule in data["rules"]]
@@ -162,8 +172,7 @@ def test_a_pass_that_fails_shows_the_passes_before_it_and_the_error():
     def broken(sink: UOp) -> UOp:
         raise ValueError("this pass is broken")
 
-    passes = [*load_registry().pipeline(), Pass("broken", "schedule", "", broken)]
-    data = page_data(FOLDING, "p.uir", passes)
+    data = page_data(FOLDING, "p.uir", [*rewrites(), Pass("broken", "schedule", "", broken)])
     assert data["error"] == {
         "kind": "pass",
         "line": None,
@@ -306,10 +315,10 @@ def test_the_exported_page_steps_through_the_folding(tmp_path):
     assert program["panes"][0]["laidOut"] == FOLDING_UOPS
     assert program["panes"][0]["drawn"] == FOLDING_UOPS  # a small graph fits in view
     assert program["rules"] == RULES
-    assert program["passes"] == ["inline", "fold", "simplify"]
-    assert program["entries"] == 7
+    assert program["passes"] == PIPELINE
+    assert program["entries"] == 1 + len(PIPELINE) + len(RULES)
 
-    fold = browse(f"{url}#entry=2", tmp_path)
+    fold = browse(f"{url}#entry={FOLD}", tmp_path)
     assert fold["title"] == "pass fold (2 rules)"
     before, after = fold["panes"]
     assert before["laidOut"] == FOLDING_UOPS
