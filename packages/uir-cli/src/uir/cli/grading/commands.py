@@ -287,6 +287,14 @@ def register_grade(commands: argparse._SubParsersAction, common: argparse.Argume
     )
     grade.add_argument("--out", required=True, metavar="DIR", help="where the reports go")
     grade.add_argument(
+        "--validity",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a JSON report of `uir validate-tests` (repeatable): a team's test counts only "
+        "if judged valid there, unchanged since; wrong tests and duplicates are listed, not run",
+    )
+    grade.add_argument(
         "--shard",
         type=shard_argument,
         metavar="K/N",

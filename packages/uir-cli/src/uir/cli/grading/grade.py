@@ -19,12 +19,13 @@ from uir.core.errors import UsageError
 from ..output import write_output
 from . import crossgrade, matrix, report, resultlog, shards
 from .actions import NOT_PASSED, WEAKER, _collect, forked_reference, limits_from, stop_on_signals
-from .crossgrade import REFERENCE, Entrant, Tests
+from .crossgrade import REFERENCE, Entrant, Tests, author_of
 from .harness import reference_compiler, reference_run_args
 from .isolation import Mode
 from .limits import Limits
 from .roster import Team, load_roster
 from .submissions import prepare_isolated
+from .validate import Verdicts
 
 CHECKOUTS = "checkouts"  # under --out: the teams' repositories, cloned and built
 
@@ -97,7 +98,14 @@ def _meta(args: argparse.Namespace, limits: Limits, print_: str) -> dict[str, An
 
 def grade(args: argparse.Namespace) -> int:
     teams = _teams(args.roster)
-    tests = crossgrade.read_tests(_collect(args.tests))
+    verdicts = Verdicts(args.validity, [t.name for t in teams]) if args.validity else None
+    tests = crossgrade.read_tests(_collect(args.tests), verdicts)
+    if verdicts is None and any(author_of(p) in {t.name for t in teams} for p in tests.valid):
+        print(
+            "uir grade: WARNING: the teams' tests count unchecked: give the reports of "
+            "`uir validate-tests --json` with --validity so wrong tests and duplicates do not",
+            file=sys.stderr,
+        )
     limits = limits_from(args)
     shard = args.shard
     if args.executor == "local" and (args.shards is not None or args.executor_option):
@@ -113,11 +121,12 @@ def grade(args: argparse.Namespace) -> int:
     print_ = crossgrade.run_fingerprint(teams, tests, limits, reference)
     with contextlib.ExitStack() as stack:
         log_path = os.path.join(args.out, crossgrade.LOG_FILE)
-        log = stack.enter_context(resultlog.opened_log(log_path, print_, shard))
+        logged = crossgrade.log_fingerprint(limits, reference)
+        log = stack.enter_context(resultlog.opened_log(log_path, logged, shard))
         stop, received = stack.enter_context(stop_on_signals())
         entrants = _entrants(args, teams, tests, stack, stop)
         tally = matrix.Tally([e.name for e in entrants], tests.valid, shard)
-        kept = crossgrade.replay(log, tally, entrants)
+        kept = crossgrade.replay(log, tally, entrants, tests)
         if kept:
             print(f"uir grade: resuming: {kept} results kept", file=sys.stderr)
         for entrant in entrants:
@@ -127,10 +136,13 @@ def grade(args: argparse.Namespace) -> int:
         todo = {e.name: tally.missing(e.name) for e in entrants if e.compiler is not None}
         progress = report.Progress(sys.stderr, sum(map(len, todo.values())))
         stack.callback(progress.finish)
-        crossgrade.run_pairs(entrants, todo, limits, args.jobs, log, tally, stop, progress.update)
+        keys = {path: tests.key(path) for path in tests.valid}
+        crossgrade.run_pairs(
+            entrants, todo, limits, args.jobs, log, tally, stop, keys, progress.update
+        )
     interrupted = signal.Signals(received[0]).name if received else None
     meta = _meta(args, limits, print_) | {"interrupted": interrupted}
-    invalid = [{"path": r.path, "detail": r.detail} for r in tests.invalid]
+    invalid = list(tests.invalid)
     if shard is not None:
         meta["compilers"] = [e.describe() for e in entrants]
         meta["tests"], meta["invalid_tests"] = list(tests.valid), invalid
