@@ -20,9 +20,9 @@ from uir.core.errors import UsageError
 from .harness import Compiler, TestResult, run_tests
 from .judge import Verdict
 from .limits import Limits
-from .shards import file_digest
 from .report import _text as json_text
 from .report import shown
+from .shards import file_digest
 from .testfile import TestFile, TestFileError, read_test
 from .weeks import Feature, features, later_than
 
