@@ -66,7 +66,9 @@ def course(tmp_path: Path, make_repo: MakeRepo) -> Path:
     (tmp_path / "course.toml").write_text(COURSE)
     (tmp_path / "roster.toml").write_text(ROSTER)
     for team in ("ada", "bob"):
-        make_repo(tmp_path / "repos" / team, {"uir-submission.toml": SUBMISSION, "c.py": "print(5)\n"})
+        make_repo(
+            tmp_path / "repos" / team, {"uir-submission.toml": SUBMISSION, "c.py": "print(5)\n"}
+        )
     (tmp_path / "tests" / "staff").mkdir(parents=True)
     (tmp_path / "tests" / "staff" / "add.uir").write_text(ADD_5)
     return tmp_path
@@ -95,12 +97,12 @@ def _grade(course: Path, week: int, *more: str) -> subprocess.CompletedProcess[s
 
 def _run(course: Path, week: int, run: int) -> dict:
     path = course / "weeks" / f"week{week}" / "runs" / str(run) / "grades.json"
-    return {r["name"]: (r["commit"], r["percent"]) for r in json.loads(path.read_text())["compilers"]}
+    return {
+        r["name"]: (r["commit"], r["percent"]) for r in json.loads(path.read_text())["compilers"]
+    }
 
 
-def test_a_moved_branch_never_changes_a_frozen_grade(
-    course: Path, git: Callable[..., str]
-) -> None:
+def test_a_moved_branch_never_changes_a_frozen_grade(course: Path, git: Callable[..., str]) -> None:
     collected = {"ada": _head(course, "ada", git), "bob": _head(course, "bob", git)}
     done = _uir(course, "collect", "course.toml", "--week", "1")
     assert f"ada: {collected['ada']}" in done.stdout

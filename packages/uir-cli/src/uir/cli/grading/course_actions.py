@@ -15,7 +15,7 @@ from pathlib import Path
 from uir.core.errors import UsageError
 
 from ..output import write_output
-from . import collection, perf_report, resultlog, validate
+from . import collection, gradebook, perf_report, resultlog, validate
 from . import perf as perf_scoring
 from .actions import (
     NOT_PASSED,
@@ -285,4 +285,12 @@ def collect(args: argparse.Namespace) -> int:
         f"week {args.week}: {len(done)} collected at {done[0].at if done else '-'}: {manifest}"
     )
     write_output("\n".join(lines) + "\n")
+    return 0
+
+
+def gradebook_files(args: argparse.Namespace) -> int:
+    """`uir gradebook COURSE --out DIR`: every student's final grade, and the LMS's CSV."""
+    document = gradebook.gradebook(load_course(args.course))
+    paths = gradebook.write(args.out, document)
+    write_output(gradebook.text(document) + f"gradebook: {', '.join(paths)}\n")
     return 0

@@ -45,12 +45,31 @@ def collect_command(args: argparse.Namespace) -> int:
     return course_actions.collect(args)
 
 
+def gradebook_command(args: argparse.Namespace) -> int:
+    from . import course_actions
+
+    return course_actions.gradebook_files(args)
+
+
 def _team_list(text: str) -> list[str]:
     return [name for name in text.split(",") if name]
 
 
 def register(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     register_collect(commands, common)
+    book = commands.add_parser(
+        "gradebook",
+        parents=[common],
+        help="combine every week of a course into each student's final grade, and an LMS CSV",
+        description="Read COURSE (weights, weeks, bonus rule, letter cutoffs), each week's "
+        "validate-tests reports, last finished grading run and perf.json, and the components "
+        "entered by hand, and write OUT/gradebook.json and OUT/gradebook.csv (one row per "
+        "student, one column per assignment), printing each student's total and letter. Exit "
+        "status: 0, or 1 on a usage error. See spec/grading.md section 21.",
+    )
+    book.add_argument("course", metavar="COURSE", help="the course file (TOML)")
+    book.add_argument("--out", required=True, metavar="DIR", help="where the gradebook goes")
+    book.set_defaults(handler=gradebook_command)
     validate = commands.add_parser(
         "validate-tests",
         parents=[common],

@@ -256,7 +256,7 @@ class Verdicts:
         for path in paths:
             for entry in _validity_entries(path):
                 name = Path(str(entry["name"]))
-                status = str(entry.get("status") or (VALID if entry["valid"] else WRONG))
+                status = entry_status(entry)
                 reasons = "; ".join(str(r) for r in entry.get("reasons", ()))
                 key = (str(entry["sha256"]), name.parent.name, name.name)
                 self.found[key] = (status, reasons)
@@ -274,6 +274,14 @@ class Verdicts:
             )
         status, reasons = found
         return None if status == VALID else (status, f"validate-tests: {reasons}")
+
+
+def entry_status(entry: Mapping[str, object]) -> str:
+    """A test's status in a validate-tests report (`valid`, `duplicate`, `wrong`)."""
+    status = entry.get("status")
+    if status in (VALID, DUPLICATE, WRONG):
+        return str(status)
+    return VALID if entry.get("valid") else WRONG
 
 
 def _validity_entries(path: str) -> list[Mapping[str, object]]:
