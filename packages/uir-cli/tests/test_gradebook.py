@@ -80,7 +80,8 @@ members = [{id = "b1", name = "Bob"}]
 
 
 def _program(a: int, b: int, op: str, expect: int) -> str:
-    return f"# expect: {expect}\n%a = CONST i32 {a}\n%b = CONST i32 {b}\n%c = {op} i32 %a %b\n%o = SINK void %c\n"
+    lines = [f"# expect: {expect}", f"%a = CONST i32 {a}", f"%b = CONST i32 {b}"]
+    return "\n".join([*lines, f"%c = {op} i32 %a %b", "%o = SINK void %c", ""])
 
 
 def _uir(cwd: Path, *args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
@@ -137,15 +138,15 @@ def test_the_gradebook_combines_the_weeks_as_worked_out_by_hand(course: Path) ->
     # a2: 2.5 + 12.5 + 8 + 10.5 (style 70, a2's own row) + 25 + 17 = 75.5, C
     # b1: 1.875 + 25 + 4 + 0 (no style row) + 20 + 15 + 0.5 = 66.375, F
     rows = list(csv.reader((course / "book" / "gradebook.csv").open()))
+    header = ["id", "name", "email", "team", "tests week 1", "compiler week 1", "perf week 2"]
+    a1 = ["a1", "Ada", "a1@example.edu", "ada", "50.00", "50.00", "80.00", "90.00", "100.00"]
+    a2 = ["a2", "Al", "", "ada", "50.00", "50.00", "80.00", "70.00", "100.00", "85.00", "0.00"]
+    b1 = ["b1", "Bob", "", "bob", "37.50", "100.00", "40.00", "", "80.00", "75.00", "0.50"]
     assert rows == [
-        ["id", "name", "email", "team", "tests week 1", "compiler week 1", "perf week 2"]
-        + ["style", "project", "quizzes", "bonus", "total", "letter"],
-        ["a1", "Ada", "a1@example.edu", "ada", "50.00", "50.00", "80.00"]
-        + ["90.00", "100.00", "95.00", "0.00", "80.50", "B"],
-        ["a2", "Al", "", "ada", "50.00", "50.00", "80.00"]
-        + ["70.00", "100.00", "85.00", "0.00", "75.50", "C"],
-        ["b1", "Bob", "", "bob", "37.50", "100.00", "40.00"]
-        + ["", "80.00", "75.00", "0.50", "66.38", "F"],
+        [*header, "style", "project", "quizzes", "bonus", "total", "letter"],
+        [*a1, "95.00", "0.00", "80.50", "B"],
+        [*a2, "75.50", "C"],
+        [*b1, "66.38", "F"],
     ]
     document = json.loads((course / "book" / "gradebook.json").read_text())
     b1 = document["students"][2]
