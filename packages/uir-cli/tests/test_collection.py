@@ -112,7 +112,16 @@ def test_a_moved_branch_never_changes_a_frozen_grade(course: Path, git: Callable
     # Pushed after the deadline, and even the collected commit rewritten away on the remote.
     _push(course, "ada", "print(6)\n", git)
     git(course / "repos" / "bob", "commit", "--quiet", "--amend", "-m", "history rewritten")
+    (course / "tests" / "staff" / "visibility.toml").write_text('default = "after-deadline"\n')
     _grade(course, 1)
+    # Graded from a collection, after the deadline: an after-deadline test is shown.
+    feedback = course / "weeks" / "week1" / "runs" / "1" / "feedback" / "ada" / "results.json"
+    (test,) = json.loads(feedback.read_text())["tests"]
+    assert (test["name"], test["visibility"], test["extra_data"]["shown"]) == (
+        "add",
+        "after_due_date",
+        "visible",
+    )
     assert _run(course, 1, 1) == {
         "reference": (None, 100.0),
         "ada": (collected["ada"], 100.0),

@@ -403,3 +403,64 @@ def test_grade_counts_only_the_tests_validate_tests_judged_valid(course: Path) -
     assert "WARNING: the teams' tests count unchecked" in unchecked.stderr
     failures = _grades(course / "unchecked")["reference_failures"]
     assert [f["test"] for f in failures] == ["students/buggy/add_wrong.uir"]
+
+
+def _feedback(out: Path, team: str) -> dict:
+    return json.loads((out / "feedback" / team / "results.json").read_text())
+
+
+def test_each_team_gets_feedback_of_its_own(course: Path) -> None:
+    out = course / "out"
+    assert sorted(p.name for p in (out / "feedback").iterdir()) == ["buggy", "correct"]
+    buggy = _feedback(out, "buggy")
+    assert buggy["score"] == 3.0 and buggy["extra_data"]["percent"] == 60.0
+    assert buggy["output"] == "3 of 5 tests passed (60.00%)"
+    status = {t["name"]: t["status"] for t in buggy["tests"]}
+    assert status == {
+        "max_negative": "failed",
+        "mul_small": "passed",
+        "add_small": "passed",
+        "max_positive": "failed",
+        "sub_small": "passed",
+    }
+    failed = next(t for t in buggy["tests"] if t["name"] == "max_positive")
+    assert failed["output"].startswith("fail: line 1: expected '7', got '4'\ntopic: max\n")
+    assert "MAX(7, 4) = 7" in failed["output"]  # the test's own explanation, as uir test shows
+    assert (failed["score"], failed["max_score"], failed["visibility"]) == (0.0, 1.0, "visible")
+    # Its own tests: the MAX test failed by buggy itself counts for nothing.
+    assert buggy["extra_data"]["your_tests"]["bonus"] == 0
+    correct = _feedback(out, "correct")["extra_data"]["your_tests"]
+    assert correct["bonus"] == 1
+    assert correct["caught"] == [{"test": "tests/correct/max_positive.uir", "failed_by": ["buggy"]}]
+    page = (out / "feedback" / "buggy" / "index.html").read_text()
+    assert "max_positive" in page and "correct" not in page.replace("tests/correct", "")
+    assert "Staff only" in (out / "index.html").read_text()
+
+
+def test_hidden_tests_show_as_their_visibility_says(course: Path) -> None:
+    shutil.copytree(course / "tests", course / "hiding")
+    (course / "hiding" / "correct" / "visibility.toml").write_text('default = "pass-fail"\n')
+    (course / "hiding" / "buggy" / "visibility.toml").write_text(
+        '[tests]\nmax_negative = "after-deadline"\n'
+    )
+    tests = ["hiding/buggy", "hiding/correct", "hiding/staff"]
+    _uir(course, "grade", "roster.toml", "--tests", *tests, "--out", "hidden")
+    buggy = _feedback(course / "hidden", "buggy")
+    assert [t["name"] for t in buggy["tests"]] == [
+        "mul_small",
+        "add_small",
+        "max_positive",
+        "sub_small",
+    ]
+    assert buggy["extra_data"]["shown_after_the_deadline"] == 1
+    assert buggy["output"].endswith("; 1 more tests are shown after the deadline")
+    secret = next(t for t in buggy["tests"] if t["name"] == "max_positive")
+    assert (secret["status"], secret["output"], secret["extra_data"]["shown"]) == (
+        "failed",
+        "",
+        "pass-fail",
+    )
+    assert "verdict" not in secret["extra_data"] and "topic" not in secret["extra_data"]
+    page = (course / "hidden" / "feedback" / "buggy" / "index.html").read_text()
+    assert "expected '7'" not in page and "max_negative" not in page
+    assert "a hidden test: its details are not shown" in page

@@ -18,7 +18,7 @@ from typing import Any
 from uir.core.errors import UsageError
 
 from ..output import write_output
-from . import crossgrade, matrix, report, resultlog, runs, shards
+from . import crossgrade, feedback, matrix, report, resultlog, runs, shards
 from .actions import NOT_PASSED, WEAKER, _collect, forked_reference, limits_from, stop_on_signals
 from .collection import frozen_teams
 from .crossgrade import REFERENCE, Entrant, Tests, author_of
@@ -193,6 +193,7 @@ def publish(out: str, document: dict[str, Any], received: Sequence[int]) -> int:
     """Write the reports and a summary; the exit status of the run."""
     try:
         matrix.write_reports(out, document)
+        feedback.write_feedback(out, document)
     except OSError as e:
         raise UsageError(f"cannot write the reports to {out}: {e.strerror or e}") from e
     lines = ["grades (percent of valid tests passed):"]
@@ -215,7 +216,8 @@ def publish(out: str, document: dict[str, Any], received: Sequence[int]) -> int:
         lines += [f"  {f['test']}: {f['verdict']}: {f['detail']}" for f in failures]
     if not document["complete"]:
         lines.append("incomplete: run the same command again to finish the missing pairs")
-    lines.append(f"reports: {', '.join(os.path.join(out, f) for f in matrix.FILES)}")
+    lines.append(f"reports: {', '.join(os.path.join(out, f) for f in matrix.FILES)} (staff only)")
+    lines.append(f"feedback for each team to read: {os.path.join(out, feedback.FEEDBACK, 'TEAM')}")
     write_output("\n".join(lines) + "\n")
     if received:
         return 128 + received[0]
@@ -264,5 +266,6 @@ def _merged(partials: Sequence[shards.Partial]) -> dict[str, Any]:
     if done != pairs:
         raise UsageError(f"the partial results hold {done} of the run's {pairs} results")
     meta = {k: first[k] for k in ("roster", "test_dirs", "fingerprint", "limits")}
+    meta |= {k: first[k] for k in ("manifest", "graded_at") if k in first}
     meta["interrupted"] = None  # every shard finished
     return matrix.grades(compilers, first["invalid_tests"], tally, meta)
