@@ -81,6 +81,11 @@ def _names(compilers: int, tests: int) -> tuple[list[str], list[str]]:
     ]
 
 
+def _digest(j: int) -> str:
+    """A stand-in for the SHA-256 of test j's file (the log keys results by name and digest)."""
+    return f"{j:064x}"
+
+
 def write_log(directory: str, compilers: int, tests: int) -> int:
     """A results.jsonl as `uir grade` writes it, every pair done; its size in bytes."""
     names, paths = _names(compilers, tests)
@@ -93,6 +98,7 @@ def write_log(directory: str, compilers: int, tests: int) -> int:
                     "compiler": name,
                     "commit": COMMIT,
                     "test": path,
+                    "key": crossgrade.test_key(path, _digest(j)),
                     "verdict": "fail" if failed else "pass",
                     "detail": f"line 1: expected '{j}', got '{j + 1}'" if failed else "",
                     "duration_s": 0.123,
@@ -115,7 +121,9 @@ def log_phase(phase: str, directory: str, compilers: int, tests: int) -> None:
         log = resultlog.Log(os.path.join(directory, crossgrade.LOG_FILE), "bench", None)
         entrants = [crossgrade.Entrant(n, n, Compiler(("x",)), COMMIT) for n in names]
         tally = matrix.Tally(names, paths)
-        kept = crossgrade.replay(log, tally, entrants)
+        digests = {path: _digest(j) for j, path in enumerate(paths)}
+        tests = crossgrade.Tests(tuple(paths), (), digests)
+        kept = crossgrade.replay(log, tally, entrants, tests)
         log.close()
         document = matrix.grades([e.describe() for e in entrants], [], tally, {})
         kept = sum(row["tests"] - row["not_run"] for row in document["compilers"])

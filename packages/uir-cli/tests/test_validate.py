@@ -3,6 +3,7 @@ repeated runs, the ops of the week, and duplicates; and the table of ops per wee
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -148,6 +149,18 @@ def test_each_rejected_test_says_why(
     assert reasons["bob/notes.txt"] == ["not a test: only .uir files are tests"]
     assert document["totals"] == {"files": 9, "valid": 2, "rejected": 7}
     assert document["week"] == 1 and document["runs"] == 3
+    # Copies are correct tests, told apart from wrong ones (the gradebook's tests component).
+    status = {t["name"]: t["status"] for t in document["tests"]}
+    assert [n for n, s in status.items() if s == "duplicate"] == [
+        "alice/suite_copy.uir",
+        "bob/again.uir",
+    ]
+    assert [n for n, s in status.items() if s == "valid"] == [
+        n for n, w in reasons.items() if not w
+    ]
+    good = hashlib.sha256((tests / "alice" / "good.uir").read_bytes()).hexdigest()
+    assert document["tests"][0]["name"] == "alice/good.uir"
+    assert document["tests"][0]["sha256"] == good
     out = capsys.readouterr().out
     assert "rejected alice/wrong.uir:\n  the reference does not agree" in out
     assert out.endswith("week 1: 9 files, 2 valid tests, 7 rejected\n")

@@ -285,7 +285,31 @@ def register_grade(commands: argparse._SubParsersAction, common: argparse.Argume
         metavar="DIR",
         help="test directories or files; a test's author is its directory's name",
     )
-    grade.add_argument("--out", required=True, metavar="DIR", help="where the reports go")
+    grade.add_argument(
+        "--out",
+        metavar="DIR",
+        help="where the log and reports go (default with --manifest: the week's next run, "
+        "WEEK/runs/K, or its last one while unfinished)",
+    )
+    grade.add_argument(
+        "--manifest",
+        metavar="FILE",
+        help="grade the commits `uir collect` froze in this manifest (WEEK/manifest.json), "
+        "not what the roster's refs name now",
+    )
+    grade.add_argument(
+        "--reason",
+        metavar="TEXT",
+        help="why the week is graded again (a regrade), recorded in WEEK/history.jsonl",
+    )
+    grade.add_argument(
+        "--validity",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a JSON report of `uir validate-tests` (repeatable): a team's test counts only "
+        "if judged valid there, unchanged since; wrong tests and duplicates are listed, not run",
+    )
     grade.add_argument(
         "--shard",
         type=shard_argument,

@@ -15,8 +15,8 @@ from pathlib import Path
 from uir.core.errors import UsageError
 
 from ..output import write_output
+from . import collection, gradebook, perf_report, resultlog, validate
 from . import perf as perf_scoring
-from . import perf_report, resultlog, validate
 from .actions import (
     NOT_PASSED,
     _collect,
@@ -26,6 +26,7 @@ from .actions import (
     stop_on_signals,
     warn_if_weaker,
 )
+from .course import load_course
 from .harness import Compiler, reference_compiler, reference_run_args
 from .isolation import Mode, isolate
 from .limits import Limits
@@ -264,4 +265,32 @@ def perf_merge(args: argparse.Namespace) -> int:
     out = _output_directory(args.out)
     scored = perf_scoring.score(measurements, names, curve)
     write_output(perf_report.write_reports(out, scored, measurements, names, runs))
+    return 0
+
+
+def collect(args: argparse.Namespace) -> int:
+    """`uir collect COURSE --week N [--late TEAM]...`: freeze the week's submissions."""
+    course = load_course(args.course)
+    done, notes = collection.collect(
+        course, args.week, args.late, args.early, max_mb=args.checkout_limit
+    )
+    lines = [f"uir collect: {note}" for note in notes]
+    for entry in done:
+        what = entry.commit or (f"not collected: {entry.problem}" if entry.problem else "")
+        late = " (a late day)" if entry.late else ""
+        early = " (before its deadline)" if entry.early else ""
+        lines.append(f"{entry.team}: {what or 'a local command'}{late}{early}")
+    manifest = os.path.join(course.week_dir(args.week), collection.MANIFEST)
+    lines.append(
+        f"week {args.week}: {len(done)} collected at {done[0].at if done else '-'}: {manifest}"
+    )
+    write_output("\n".join(lines) + "\n")
+    return 0
+
+
+def gradebook_files(args: argparse.Namespace) -> int:
+    """`uir gradebook COURSE --out DIR`: every student's final grade, and the LMS's CSV."""
+    document = gradebook.gradebook(load_course(args.course))
+    paths = gradebook.write(args.out, document)
+    write_output(gradebook.text(document) + f"gradebook: {', '.join(paths)}\n")
     return 0

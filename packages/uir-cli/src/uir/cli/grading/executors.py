@@ -49,6 +49,10 @@ def shard_argv(args: argparse.Namespace, shard: Shard) -> list[str]:
     argv += ["--output-limit", str(args.output_limit), "--checkout-limit", str(args.checkout_limit)]
     for item in args.env:
         argv.append(f"--env={item}")
+    if args.manifest is not None:
+        argv += ["--manifest", args.manifest]
+    for report in args.validity:
+        argv += ["--validity", report]
     argv += ["--no-isolation"] * args.no_isolation + ["--no-fork-server"] * args.no_fork_server
     return argv
 
