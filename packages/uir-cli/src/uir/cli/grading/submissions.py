@@ -8,6 +8,7 @@ verdict saying why, and grading goes on."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -28,6 +29,14 @@ BUILD_LIMITS = Limits(
     wall_s=600.0, cpu_s=1200, memory_mb=8192, output_bytes=4 * MIB, file_mb=2048, processes=512
 )
 BUILD_LINE_KEPT = 300
+# The most a build may add to its checkout, in bytes: looked at four times a second as it runs
+# (each file is capped by BUILD_LIMITS.file_mb as it is written).
+BUILD_WRITTEN_MB = 2048
+# The build's whole output (standard error into standard output, as a terminal shows them) is
+# kept next to its checkout, for the team: CHECKOUT + BUILD_LOG.
+BUILD_LOG = ".build.log"
+# What a line that says what went wrong says.
+_MEANINGFUL = re.compile(r"error|fatal|failed|cannot|can't|not found|no such|denied", re.I)
 _SUBMISSION_KEYS = {"command", "build"}
 
 
@@ -78,8 +87,8 @@ def _git(args: list[str], cwd: str | None = None, max_mb: int = 0) -> str:
     if done.returncode != 0:
         if max_mb and "File too large" in done.stderr:
             raise TooLarge(f"the repository is over the checkout limit of {max_mb} MiB")
-        lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
-        raise SubmissionError(f"git {args[0]} failed: {lines[-1]}")
+        line = first_meaningful(done.stderr) or f"exit status {done.returncode}"
+        raise SubmissionError(f"git {args[0]} failed: {line}")
     return done.stdout.strip()
 
 
@@ -188,13 +197,16 @@ def _declared(directory: str) -> tuple[str, str | None]:
     return command, build
 
 
-def _tail(outcome: Outcome) -> str:
-    """The last line the build wrote, error first: usually the one that says what went wrong."""
-    for stream in (outcome.stderr, outcome.stdout):
-        lines = stream.decode("utf-8", errors="replace").strip().splitlines()
-        if lines:
-            return lines[-1][:BUILD_LINE_KEPT]
-    return ""
+def first_meaningful(text: str) -> str:
+    """The line of a failed tool's output that says what went wrong: the first that reads like
+    an error, else the last; at most BUILD_LINE_KEPT characters."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    chosen = next((line for line in lines if _MEANINGFUL.search(line)), lines[-1] if lines else "")
+    return chosen[:BUILD_LINE_KEPT]
+
+
+def _said(outcome: Outcome) -> str:
+    return first_meaningful(outcome.stdout.decode("utf-8", errors="replace"))
 
 
 def build_problem(outcome: Outcome, limits: Limits) -> str | None:
@@ -203,24 +215,73 @@ def build_problem(outcome: Outcome, limits: Limits) -> str | None:
     if status is RunStatus.EXITED and outcome.exit_code == 0:
         return None
     if status is RunStatus.EXITED:
-        return f"the build failed (exit {outcome.exit_code}): {_tail(outcome)}"
+        return f"the build failed (exit {outcome.exit_code}): {_said(outcome)}"
     if status is RunStatus.TIMEOUT or outcome.signal == signal.SIGXCPU:
         return f"the build took longer than {limits.wall_s:g} s (or {limits.cpu_s} s of CPU)"
     if status is RunStatus.OUTPUT_LIMIT:
         return f"the build wrote more than {limits.output_bytes} bytes of output"
+    if status is RunStatus.WATCHED:
+        return outcome.message
     if status is RunStatus.SIGNALED:
         assert outcome.signal is not None
-        return f"the build was killed by {signal_name(outcome.signal)}: {_tail(outcome)}"
+        if outcome.signal == signal.SIGXFSZ:
+            return f"the build wrote a file over {limits.file_mb} MiB: {_said(outcome)}"
+        return f"the build was killed by {signal_name(outcome.signal)}: {_said(outcome)}"
     return f"the build could not start: {outcome.message}"
 
 
-def build(directory: str, command: str, isolation: Isolation, limits: Limits = BUILD_LIMITS) -> str:
+@dataclass
+class _Growth:
+    """A build's watch: what it has added to its checkout, against BUILD_WRITTEN_MB."""
+
+    directory: str
+    limit_mb: int
+    before: int = 0
+
+    def __post_init__(self) -> None:
+        self.before = _files_bytes(self.directory)
+
+    def problem(self) -> str | None:
+        if _files_bytes(self.directory) - self.before > self.limit_mb * MIB:
+            return f"the build wrote more than {self.limit_mb} MiB into its checkout"
+        return None
+
+
+def _own(directory: str, uid: int, gid: int, skip: str = ".git") -> None:
+    """Give `directory` and everything in it but `skip` to uid:gid (links not followed)."""
+    for root, dirs, files in os.walk(directory):
+        if root == directory and skip in dirs:
+            dirs.remove(skip)
+        for name in [*dirs, *files]:
+            os.chown(os.path.join(root, name), uid, gid, follow_symlinks=False)
+    os.chown(directory, uid, gid)
+
+
+def build(
+    directory: str,
+    command: str,
+    isolation: Isolation,
+    limits: Limits = BUILD_LIMITS,
+    written_mb: int = BUILD_WRITTEN_MB,
+) -> str:
     """Run a submission's build command (`sh -c COMMAND`) in its checkout, in the sandbox
-    `isolation` gives with the checkout as the only writable directory; its output. Raises a
-    SubmissionError when it fails."""
+    `isolation` gives with the checkout as the only writable directory, adding at most
+    `written_mb` MiB to it; its output, standard error included, which is also kept in
+    CHECKOUT + BUILD_LOG. Raises a SubmissionError when it fails."""
     env = compiler_environment(os.environ) if isolation.bwrap else dict(os.environ)
-    argv = ["/bin/sh", "-c", command]
-    outcome = run_limited(ExecLauncher(isolation), argv, directory, env, limits)
+    env["HOME"] = directory  # what a build caches stays in the checkout it counts against
+    argv = ["/bin/sh", "-c", f"exec 2>&1\n{command}"]
+    identity = isolation.identity
+    if identity is not None:  # the sandbox's uid builds; git (the grader) keeps .git
+        _own(directory, identity.uid, identity.gid)
+    watch = _Growth(directory, written_mb)
+    try:
+        outcome = run_limited(ExecLauncher(isolation), argv, directory, env, limits, watch=watch)
+    finally:
+        if identity is not None:  # git works only in a checkout whose top its user owns
+            os.chown(directory, os.getuid(), os.getgid())
+    with open(directory.rstrip(os.sep) + BUILD_LOG, "wb") as log:
+        log.write(outcome.stdout)
     problem = build_problem(outcome, limits)
     if problem is not None:
         raise SubmissionError(problem)
