@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -506,3 +507,43 @@ def test_the_reference_cannot_run_inside_the_sandbox(
     if ISOLATED:
         assert verdicts(document) == ["fail"], document["tests"][0]["stderr"]
     assert main(["test", str(suite)]) == 0  # the reference itself passes it
+
+
+def test_a_build_is_bounded_in_bytes_and_its_whole_log_is_kept(
+    tmp_path: Path, make_repo: Callable[[Path, dict[str, str]], Path]
+) -> None:
+    # Issue 28: a build left 3.0 GB in its checkout. Each file stays under the file-size limit;
+    # together they pass the checkout limit, which holds during the build too.
+    build = "echo starting; for i in 1 2 3 4; do head -c 400000 /dev/zero > f$i; done; sleep 30"
+    submission = {"uir-submission.toml": f'build = "{build}"\ncommand = "sh c.sh"\n'}
+    make_repo(tmp_path / "repos" / "big", submission)
+    make_suite(tmp_path / "tests" / "staff", {"a": "7"})
+    roster = '[[team]]\nname = "big"\nrepo = "repos/big"\nref = "main"\n'
+    (tmp_path / "roster.toml").write_text(roster)
+    argv = [
+        "grade",
+        "roster.toml",
+        "--tests",
+        "tests/staff",
+        "--out",
+        "out",
+        "--checkout-limit",
+        "1",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "uir.cli.main", *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = {
+        r["name"]: r
+        for r in json.loads((tmp_path / "out" / "grades.json").read_text())["compilers"]
+    }
+    assert (
+        rows["big"]["problem"]
+        == "the build made the checkout larger than the checkout limit of 1 MiB"
+    )
+    assert (tmp_path / "out" / "checkouts" / "big.build.log").read_text() == "starting\n"

@@ -29,9 +29,6 @@ BUILD_LIMITS = Limits(
     wall_s=600.0, cpu_s=1200, memory_mb=8192, output_bytes=4 * MIB, file_mb=2048, processes=512
 )
 BUILD_LINE_KEPT = 300
-# The most a build may add to its checkout, in bytes: looked at four times a second as it runs
-# (each file is capped by BUILD_LIMITS.file_mb as it is written).
-BUILD_WRITTEN_MB = 2048
 # The build's whole output (standard error into standard output, as a terminal shows them) is
 # kept next to its checkout, for the team: CHECKOUT + BUILD_LOG.
 BUILD_LOG = ".build.log"
@@ -148,7 +145,7 @@ def checkout(team: Team, workdir: str, max_mb: int = CHECKOUT_MB) -> tuple[str, 
     checkout's directory, the commit's full hash). When the fetch would write a file over
     `max_mb` MiB (0: no limit), or the repository and the commit's files would take more, the
     checkout is removed and the team gets that verdict; the files are measured before they
-    are written."""
+    are written (and the build, `build`, is held to the same limit)."""
     directory = os.path.join(workdir, team.name)
     url = _repo_url(team)
     try:
@@ -230,20 +227,20 @@ def build_problem(outcome: Outcome, limits: Limits) -> str | None:
     return f"the build could not start: {outcome.message}"
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Growth:
-    """A build's watch: what it has added to its checkout, against BUILD_WRITTEN_MB."""
+    """A build's watch: the checkout's size, .git included, against the checkout limit. It is
+    looked at four times a second while the build runs, and each file the build writes is
+    capped by BUILD_LIMITS.file_mb as it is written."""
 
     directory: str
     limit_mb: int
-    before: int = 0
-
-    def __post_init__(self) -> None:
-        self.before = _files_bytes(self.directory)
 
     def problem(self) -> str | None:
-        if _files_bytes(self.directory) - self.before > self.limit_mb * MIB:
-            return f"the build wrote more than {self.limit_mb} MiB into its checkout"
+        if self.limit_mb and _files_bytes(self.directory) > self.limit_mb * MIB:
+            return (
+                f"the build made the checkout larger than the checkout limit of {self.limit_mb} MiB"
+            )
         return None
 
 
@@ -262,19 +259,19 @@ def build(
     command: str,
     isolation: Isolation,
     limits: Limits = BUILD_LIMITS,
-    written_mb: int = BUILD_WRITTEN_MB,
+    checkout_mb: int = CHECKOUT_MB,
 ) -> str:
     """Run a submission's build command (`sh -c COMMAND`) in its checkout, in the sandbox
-    `isolation` gives with the checkout as the only writable directory, adding at most
-    `written_mb` MiB to it; its output, standard error included, which is also kept in
-    CHECKOUT + BUILD_LOG. Raises a SubmissionError when it fails."""
+    `isolation` gives with the checkout as the only writable directory, which must stay within
+    `checkout_mb` MiB (0: no limit); its output, standard error included, which is also kept
+    in CHECKOUT + BUILD_LOG. Raises a SubmissionError when it fails."""
     env = compiler_environment(os.environ) if isolation.bwrap else dict(os.environ)
     env["HOME"] = directory  # what a build caches stays in the checkout it counts against
     argv = ["/bin/sh", "-c", f"exec 2>&1\n{command}"]
     identity = isolation.identity
     if identity is not None:  # the sandbox's uid builds; git (the grader) keeps .git
         _own(directory, identity.uid, identity.gid)
-    watch = _Growth(directory, written_mb)
+    watch = _Growth(directory, checkout_mb)
     try:
         outcome = run_limited(ExecLauncher(isolation), argv, directory, env, limits, watch=watch)
     finally:
@@ -316,7 +313,7 @@ def prepare(
         command, build_command = _declared(directory)
         if build_command is not None:
             sandbox = isolation if isolation is not None else build_isolation(workdir)
-            build(directory, build_command, sandbox, limits)
+            build(directory, build_command, sandbox, limits, checkout_mb)
         return Submission(team, student_compiler(command, directory), commit)
     except (SubmissionError, ValueError) as e:
         return Submission(team, None, commit, str(e))
@@ -346,8 +343,10 @@ def prepare_isolated(
     if submission.compiler is None:
         return submission
     compiler = submission.compiler
-    # The working directory is last: hidden unless the compiler lives under it (isolation.py).
-    isolation = isolate([*grader, os.curdir], compiler.argv) if isolated else NO_ISOLATION
+    # Its own files: the paths on its command line, and its checkout, read-only (isolation.py).
+    checkout = [os.path.join(workdir, team.name)] if team.repo is not None else []
+    own = [*compiler.argv, *checkout]
+    isolation = isolate([*grader, os.curdir], own) if isolated else NO_ISOLATION
     return replace(
         submission, compiler=compiler.confined(isolation, passed_env), isolation=isolation.mode
     )
