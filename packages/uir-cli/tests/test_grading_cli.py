@@ -10,11 +10,14 @@ from pathlib import Path
 import pytest
 
 from uir.cli.grading.guide import load_caught
+from uir.cli.grading.isolation import SANDBOX_PATH
 from uir.cli.main import main
 
 HERE = Path(__file__).resolve().parent
 SUITE = HERE / "fixtures" / "suite"
 FAKE = HERE / "fixtures" / "compilers" / "fake_compiler.py"
+# A --compiler runs in the sandbox, which has the system's Python, not this installation's.
+PYTHON = shutil.which("python3", path=SANDBOX_PATH) or sys.executable
 
 
 def test_a_passing_suite_exits_0_with_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
@@ -28,7 +31,7 @@ def test_failures_exit_5_and_show_expected_and_actual(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     report = tmp_path / "report.json"
-    command = f"{sys.executable} {FAKE} answer-6"
+    command = f"{PYTHON} {FAKE} answer-6"
     code = main(["test", str(SUITE / "add.uir"), "--compiler", command, "--json", str(report)])
     assert code == 5
     out = capsys.readouterr().out
@@ -63,7 +66,7 @@ def test_failures_exit_5_and_show_expected_and_actual(
 
 
 def test_a_crashing_compiler_is_reported_by_signal(capsys: pytest.CaptureFixture[str]) -> None:
-    command = f"{sys.executable} {FAKE} segfault"
+    command = f"{PYTHON} {FAKE} segfault"
     assert main(["test", str(SUITE / "add.uir"), "--compiler", command]) == 5
     assert "crash: killed by SIGSEGV" in capsys.readouterr().out
 
@@ -103,7 +106,7 @@ def test_a_failing_test_shows_its_guide_and_the_failures_are_grouped_by_topic(
     (suite / "add.uir").write_text("\n".join(lines))
     (suite / "caught.toml").write_text('[tests]\nadd = ["add-subtracts"]\n')
     report = tmp_path / "report.json"
-    command = f"{sys.executable} {FAKE} answer-6"
+    command = f"{PYTHON} {FAKE} answer-6"
     assert main(["test", str(suite), "--compiler", command, "--json", str(report)]) == 5
     out = capsys.readouterr().out
     about = "  about this test:\n    2 + 3, worked out by hand.\n    two plus three is five\n"

@@ -100,8 +100,9 @@ def student_compiler(command: str, base: str | None = None) -> Compiler:
 
     The compiler runs in a scratch directory, so relative paths are resolved here, against
     `base` (by default the directory `uir test` runs in): the program when its name has a `/` (a
-    bare name is looked up on PATH), and every later argument that names an existing file or
-    directory (so that `python3 main.py` works).
+    bare name stays bare, looked up along the PATH the compiler runs with: inside the sandbox,
+    the system's), and every later argument that names an existing file or directory (so that
+    `python3 main.py` works).
     """
     argv = shlex.split(command)
     if not argv:
@@ -110,8 +111,6 @@ def student_compiler(command: str, base: str | None = None) -> Compiler:
     program = argv[0]
     if os.sep in program:
         argv[0] = os.path.normpath(os.path.join(base, program))
-    else:
-        argv[0] = shutil.which(program) or program  # not found: reported per test
     for i, word in enumerate(argv[1:], start=1):
         path = os.path.normpath(os.path.join(base, word))
         if not word.startswith("-") and not os.path.isabs(word) and os.path.exists(path):
@@ -197,6 +196,7 @@ def _run_in_scratch(
             Path(scratch, name).write_bytes(data)
         env = dict(os.environ if compiler.env is None else compiler.env)
         env["TMPDIR"] = scratch  # the compiler's temporary files go where they are cleaned up
+        env.setdefault("HOME", scratch)  # an isolated compiler has no other home
         env["UIR_CACHE_DIR"] = os.path.join(scratch, "cache")  # the C backend's compile cache
         return run_limited(compiler.launcher, argv, scratch, env, limits, stop)
     finally:
