@@ -120,8 +120,8 @@ def memory_needed(sink: UOp) -> tuple[int, int]:
     """What a program as written holds in memory at least: the bytes of its buffers (BUFFERs and
     LOCALs) together, and of its largest value or buffer. What an out-of-memory error quotes."""
     everything = sink.toposort()
-    sizes = [u.type.size * _itemsize(u.dtype) for u in everything if not u.dtype.is_void]
+    sizes = [u.type.size * u.dtype.itemsize for u in everything if not u.dtype.is_void]
     buffers = sum(
-        u.type.size * _itemsize(u.dtype) for u in everything if u.op in (Op.BUFFER, Op.LOCAL)
+        u.type.size * u.dtype.itemsize for u in everything if u.op in (Op.BUFFER, Op.LOCAL)
     )
     return buffers, max(sizes, default=0)
