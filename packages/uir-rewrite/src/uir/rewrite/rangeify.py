@@ -173,6 +173,12 @@ def _const(value: int) -> UOp:
     return UOp(Op.CONST, I32, (), value)
 
 
+def _new_local(type_: Type, ctx: Context) -> UOp:
+    """A LOCAL with a fresh id: every materialized value and scratch has a buffer of its own."""
+    ctx.next_local += 1
+    return UOp(Op.LOCAL, type_, (), ctx.next_local - 1)
+
+
 def _new_range(end: int, ctx: Context, parallel: bool) -> UOp:
     # A fresh id for every loop: two loops over one bound are distinct RANGEs (uir.md 7).
     ctx.next_range += 1
@@ -421,8 +427,7 @@ def _fused(reduce: UOp, index: Index, ctx: Context) -> UOp | None:
     chain = _chain_of(index, ctx)
     if chain is None or _trips(chain) > reduce.type.size:
         return None
-    local = UOp(Op.LOCAL, Type(reduce.dtype, (1,)), (), ctx.next_local)
-    ctx.next_local += 1
+    local = _new_local(Type(reduce.dtype, (1,)), ctx)
     done = UOp(Op.AFTER, local.type, (local, _reduce(local, reduce, ctx, index)))
     found = ctx.fused[key] = _load(done, (), (), reduce.dtype)
     return found
@@ -466,8 +471,7 @@ def _materialized(value: UOp, ctx: Context) -> UOp:
         return _materialized(value.src[0], ctx)  # already materialized: no second copy
     found = ctx.materialized.get(value)
     if found is None:
-        local = UOp(Op.LOCAL, _buffer_type(value), (), ctx.next_local)
-        ctx.next_local += 1
+        local = _new_local(_buffer_type(value), ctx)
         if value.op is Op.REDUCE:
             done = _reduce(local, value, ctx)
         elif value.op is Op.STAGE:
@@ -557,8 +561,7 @@ def _kept(value: UOp, index: Index, ctx: Context) -> UOp:
         chain = _chain_of(prefix, ctx)
         if not ctx.costly[value] or not chain or _trips(chain) > math.prod(shape[:-1]):
             return _load(_materialized(value, ctx), index, shape, value.dtype)
-        local = UOp(Op.LOCAL, Type(value.dtype, (shape[-1],)), (), ctx.next_local)
-        ctx.next_local += 1
+        local = _new_local(Type(value.dtype, (shape[-1],)), ctx)
         # a plain range: the row is the scratch of one iteration of `chain` (uir-week7.md rule 3)
         j = _reduce_range(shape[-1], ctx)
         _nest_under(chain, (j,), ctx)
