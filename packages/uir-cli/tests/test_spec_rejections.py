@@ -146,3 +146,16 @@ def test_the_skeleton_stands_for_types_numbers_and_lines() -> None:
     assert listed_skeleton("the RANGE on line L ... and after it") == "the RANGE on line N"
     assert skeleton("got (2)") == skeleton("got (1, 0)") == "got (N)"
     assert not skeleton("REDUCE takes numbers").startswith(listed_skeleton("REDUCE folds"))
+
+
+def test_every_rejecting_test_a_spec_names_is_a_suite_test_that_rejects() -> None:
+    # Prose names tests too (`sink_two_versions_rejected`): each must exist and expect a failure.
+    named = re.compile(r"`((?:week\d/)?[a-z0-9_]+_rejected)`")
+    wrong = []
+    for week in WEEKS:
+        text = (ROOT / "spec" / f"uir-week{week}.md").read_text()
+        for name in sorted(set(named.findall(text))):
+            path = ROOT / "suites" / f"{name if '/' in name else f'week{week}/{name}'}.uir"
+            if not path.is_file() or read_test(str(path)).expected_exit == 0:
+                wrong.append(f"uir-week{week}.md: {name}")
+    assert not wrong, f"named as rejecting tests, but not: {wrong}"
