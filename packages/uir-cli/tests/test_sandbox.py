@@ -321,12 +321,31 @@ def test_nothing_outlives_a_grader_killed_outright(tmp_path: Path) -> None:
             os.kill(int(pid), signal.SIGKILL)
 
 
-def test_a_missing_compiler_cannot_start_and_the_run_goes_on(tmp_path: Path) -> None:
+@pytest.mark.parametrize("isolation", [[], ["--no-isolation"]])
+def test_a_compiler_that_cannot_start_is_one_usage_error_up_front(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], isolation: list[str]
+) -> None:
+    # Issue 28 item 6: not one cannot-start verdict per test.
     suite = make_suite(tmp_path / "suite", {"a": "7", "b": "7"})
-    code, document = grade(suite, str(tmp_path / "no-such-uirc"), tmp_path / "r.json")
-    assert verdicts(document) == ["cannot-start", "cannot-start"]
-    assert "no such file" in document["tests"][0]["detail"]
-    assert code == 5
+    (tmp_path / "plain.sh").write_text("echo 7\n")  # not executable
+    (tmp_path / "orphan.sh").write_text("#!/no/such/interpreter\necho 7\n")
+    (tmp_path / "orphan.sh").chmod(0o755)
+    cases = {
+        str(tmp_path / "no-such-uirc"): f"{tmp_path}/no-such-uirc: no such file",
+        str(tmp_path / "plain.sh"): f"{tmp_path}/plain.sh: permission denied",
+        str(tmp_path / "orphan.sh"): "its interpreter /no/such/interpreter (line 1) does not exist",
+        "no-such-uirc-on-path": "no-such-uirc-on-path: no such command on ",
+        str(tmp_path): f"{tmp_path}: permission denied (not an executable file)",
+    }
+    report = tmp_path / "r.json"
+    for compiler, reason in cases.items():
+        argv = ["test", str(suite), "--compiler", compiler, "--json", str(report), *isolation]
+        assert main(argv) == 1
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert "error: --compiler cannot start: " in captured.err
+        assert reason in captured.err
+        assert not report.exists()
 
 
 def test_junk_in_a_suite_is_a_verdict_not_a_crash(tmp_path: Path) -> None:

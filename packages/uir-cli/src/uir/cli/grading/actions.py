@@ -33,9 +33,12 @@ from .isolation import (
     NO_ISOLATION,
     Isolation,
     Mode,
+    find_identity,
     isolate,
+    no_bwrap_reason,
 )
 from .limits import Limits
+from .sandbox import cannot_start
 from .testfile import collect_tests
 
 # `uir test` and `uir mutants` exit 0 when everything passed, and this when the run completed
@@ -101,21 +104,27 @@ def isolation_for(args: argparse.Namespace, compiler: Compiler, tests: list[str]
         tools = [sys.prefix, *uir.__path__] if compiler.render_check else []
         grader = [*suites, *report_paths(args), "."]
         isolation = isolate(grader, compiler.argv, tools)
-    warn_if_weaker(isolation.mode, "test")
+    warn_if_weaker(isolation.mode, "test", args.no_isolation)
     return isolation
 
 
-def warn_if_weaker(mode: str, command: str) -> None:
-    """Say on standard error when untrusted code runs with less than namespaces and cgroups."""
-    if mode != Mode.FULL:
-        print(f"uir {command}: WARNING: {WEAKER[mode]}", file=sys.stderr)
+def warn_if_weaker(mode: str, command: str, no_isolation: bool = False) -> None:
+    """Say on standard error when untrusted code runs with less than namespaces and cgroups,
+    and why: `--no-isolation`, or what keeps bwrap from working here."""
+    if mode == Mode.FULL:
+        return
+    warning = WEAKER[mode]
+    if mode == Mode.NONE:
+        reason = "--no-isolation" if no_isolation else no_bwrap_reason(find_identity())
+        warning += f" (why: {reason or 'no working bwrap'})"
+    print(f"uir {command}: WARNING: {warning}", file=sys.stderr)
 
 
 WEAKER = {
     Mode.NAMESPACES: "this machine does not let the grader make cgroups: the compiler's total "
     "memory and number of processes are not limited (only each process's address space)",
-    Mode.NONE: "the compiler is NOT isolated (no working bwrap): it runs as this user and can "
-    "see and change this user's files, including the tests",
+    Mode.NONE: "the compiler is NOT isolated: it runs as this user and can see and change this "
+    "user's files, including the tests",
 }
 
 
@@ -168,6 +177,11 @@ def test(args: argparse.Namespace) -> int:
         elif args.compiler is not None:
             isolation = isolation_for(args, compiler, tests)
             compiler = compiler.confined(isolation, args.env)
+            # One usage error, not a cannot-start verdict for every test.
+            env = os.environ if compiler.env is None else compiler.env
+            problem = cannot_start(compiler.argv, env, isolation)
+            if problem is not None:
+                raise UsageError(f"--compiler cannot start: {problem}")
         progress = report.Progress(sys.stderr, len(tests))
         began = time.monotonic()
         stop, received = stack.enter_context(stop_on_signals())

@@ -226,9 +226,20 @@ def find_identity() -> Identity | None:
 
 def find_bwrap(identity: Identity | None = None) -> str | None:
     """The path of a bwrap that can build the sandbox here (as `identity` when given), or None."""
+    bwrap, _ = _probe(identity)
+    return bwrap
+
+
+def no_bwrap_reason(identity: Identity | None = None) -> str | None:
+    """Why this machine has no working sandbox, in a line; None when it has one."""
+    return _probe(identity)[1]
+
+
+def _probe(identity: Identity | None) -> tuple[str | None, str | None]:
+    """(bwrap, None) when bwrap builds the sandbox here and runs `true` in it, else (None, why)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
-        return None
+        return None, "bwrap is not installed (Debian and Ubuntu: apt-get install bubblewrap)"
     scratch = tempfile.mkdtemp(prefix="uir-probe-")
     try:
         if identity is not None:
@@ -245,11 +256,15 @@ def find_bwrap(identity: Identity | None = None) -> str | None:
                 timeout=30,
                 check=False,
             )
-    except (OSError, subprocess.SubprocessError):
-        return None
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"{bwrap} cannot run: {exc}"
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return bwrap if done.returncode == 0 else None
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
+        line = said[0] if said else f"exit status {done.returncode}"
+        return None, f"{bwrap} cannot build the sandbox here: {line}"
+    return bwrap, None
 
 
 def _namespace_options(identity: Identity | None) -> list[str]:

@@ -21,7 +21,7 @@ from .isolation import NO_ISOLATION, Isolation, compiler_environment, isolate
 from .judge import signal_name
 from .limits import CHECKOUT_MB, MIB, Limits, apply_rlimits
 from .roster import SUBMISSION_FILE, Team
-from .sandbox import ExecLauncher, Outcome, RunStatus, run_limited
+from .sandbox import ExecLauncher, Outcome, RunStatus, cannot_start, run_limited
 
 GIT_TIMEOUT_S = 300.0
 # A build is a compiler's compiler: more time, memory, processes and file size than one test run.
@@ -347,6 +347,9 @@ def prepare_isolated(
     checkout = [os.path.join(workdir, team.name)] if team.repo is not None else []
     own = [*compiler.argv, *checkout]
     isolation = isolate([*grader, os.curdir], own) if isolated else NO_ISOLATION
-    return replace(
-        submission, compiler=compiler.confined(isolation, passed_env), isolation=isolation.mode
-    )
+    confined = compiler.confined(isolation, passed_env)
+    env = os.environ if confined.env is None else confined.env
+    problem = cannot_start(confined.argv, env, isolation)
+    if problem is not None:  # the team's one verdict, not a cannot-start on every test
+        return replace(submission, compiler=None, problem=f"the command cannot start: {problem}")
+    return replace(submission, compiler=confined, isolation=isolation.mode)
