@@ -27,7 +27,7 @@ from .judge import Verdict, judge
 from .limits import Limits
 from .render_check import judge_render
 from .sandbox import POLL_S, ExecLauncher, Launcher, Outcome, RunStatus, run_limited
-from .testfile import TestFile, TestFileError, read_test
+from .testfile import NO_TOLERANCE, TestFile, TestFileError, Tolerance, read_test
 
 
 @dataclass(frozen=True)
@@ -133,6 +133,7 @@ class TestResult:
     tolerance_ulp: int | None
     stderr: str  # the start of the compiler's standard error
     duration_s: float
+    tolerance: Tolerance = NO_TOLERANCE  # tolerance_ulp, or a rel/abs one
 
     @property
     def passed(self) -> bool:
@@ -236,6 +237,7 @@ def run_parsed_test(
         expected_lines=test.expected_lines,
         actual_lines=judgement.actual_lines,
         tolerance_ulp=test.tolerance_ulp,
+        tolerance=test.tolerance,
         stderr=outcome.stderr.decode("utf-8", errors="replace"),
         duration_s=duration,
     )
