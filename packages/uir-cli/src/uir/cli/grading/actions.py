@@ -15,15 +15,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import uir
 from uir.core.errors import UsageError
 
 from ..output import write_output
 from . import commands, guide, mutants, report
 from .forkserver import ForkServer
 from .harness import (
-    RENDER_CHECK,
     Compiler,
+    RenderCheck,
     reference_compiler,
     reference_run_args,
     run_tests,
@@ -67,16 +66,24 @@ def _collect(paths: list[str]) -> list[str]:
     return tests
 
 
+def _render_check(args: argparse.Namespace) -> RenderCheck | None:
+    """The render grader's check with --render; it derives each program's `main` with the C
+    backend, imported only then (a course without --render needs no C backend)."""
+    if not args.render:
+        return None
+    try:
+        from .render_check import RenderChecker
+    except ImportError:
+        raise UsageError("--render needs the C backend (the uir-backend-c package)") from None
+    return RenderChecker()
+
+
 def compiler_from(args: argparse.Namespace) -> Compiler:
     command = "render" if args.render else "run"
-    if args.render:
-        try:
-            import uir.backend.c  # noqa: F401  (the checker runs the C with it)
-        except ImportError:
-            raise UsageError("--render needs the C backend (the uir-backend-c package)") from None
+    check = _render_check(args)
     if args.compiler is None:
         compiler = reference_compiler(args.backend, args.plugin_modules, command)
-        return dataclasses.replace(compiler, render_check=RENDER_CHECK if args.render else None)
+        return dataclasses.replace(compiler, render_check=check)
     if args.backend is not None or args.plugin_modules:
         raise UsageError(
             "--backend and -p apply to this installation; "
@@ -89,7 +96,7 @@ def compiler_from(args: argparse.Namespace) -> Compiler:
     except ValueError as exc:
         raise UsageError(f"--compiler: {exc}") from exc
     if args.render:
-        compiler = dataclasses.replace(compiler, run_args=("render",), render_check=RENDER_CHECK)
+        compiler = dataclasses.replace(compiler, run_args=("render",), render_check=check)
     return compiler
 
 
@@ -100,10 +107,8 @@ def isolation_for(args: argparse.Namespace, compiler: Compiler, tests: list[str]
         isolation = NO_ISOLATION
     else:
         suites = [*args.paths, *(os.path.dirname(t) or "." for t in tests)]
-        # The render grader's checker is this installation's Python and code, run inside too.
-        tools = [sys.prefix, *uir.__path__] if compiler.render_check else []
         grader = [*suites, *report_paths(args), "."]
-        isolation = isolate(grader, compiler.argv, tools)
+        isolation = isolate(grader, compiler.argv)
     warn_if_weaker(isolation.mode, "test", args.no_isolation)
     return isolation
 

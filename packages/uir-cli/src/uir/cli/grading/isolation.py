@@ -294,6 +294,7 @@ def _system_options() -> list[str]:
             words += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             words += ["--ro-bind", path, path]
+    words += ["--perms", "0755", "--dir", "/etc"]  # bwrap would make it private to root
     for name in ETC_FILES:
         path = os.path.join("/etc", name)
         if os.path.exists(path):
@@ -393,7 +394,7 @@ def grader_installation() -> list[str]:
 
 
 def hidden_paths(
-    grader_paths: Sequence[str], compiler_paths: Sequence[str], grader_tools: Sequence[str] = ()
+    grader_paths: Sequence[str], compiler_paths: Sequence[str]
 ) -> tuple[list[str], list[str]]:
     """What to hide from the compiler (the grader's paths: suites, reports, its working
     directory, and its own installation) and what of its own to show (the paths on its command
@@ -402,13 +403,10 @@ def hidden_paths(
     Nothing inside a grader's path is shown, the working directory aside: a compiler may live
     under it (a team's checkout under `--out`), but never the directory itself. Each of the
     compiler's paths is shown read-only with its directory, unless that directory holds
-    something hidden or is a shared one (/, /tmp): then the file alone. `grader_tools`, the
-    directories of the grader's own code that runs in the sandbox too (the render grader's
-    checker), are shown whole, installation included.
+    something hidden or is a shared one (/, /tmp): then the file alone.
     """
     *paths, cwd = [os.path.realpath(p) for p in grader_paths]
-    tools = [os.path.realpath(p) for p in grader_tools]
-    installation = [p for p in grader_installation() if not any(_inside(p, t) for t in tools)]
+    installation = grader_installation()
     # Shortest first, so that what lies inside a hidden directory is not hidden twice.
     hidden: list[str] = []
     for path in sorted(set(paths + installation) - {"/"}, key=len):
@@ -416,14 +414,14 @@ def hidden_paths(
             continue  # a report to /dev/stdout: the sandbox has its own /proc and /dev
         if not any(_inside(path, h) for h in hidden):
             hidden.append(path)
+
     # A path as named and as resolved: a link may lead out of the directory it is in.
+    def clear(path: str) -> bool:
+        return not any(_inside(path, h) or _inside(h, path) for h in hidden)
+
     named = [os.path.abspath(p) for p in compiler_paths if os.path.exists(p)]
-    own = [
-        path
-        for path in dict.fromkeys([*named, *(os.path.realpath(p) for p in named)])
-        if not any(_inside(path, h) or _inside(h, path) for h in hidden)
-    ]
-    strict = list(hidden)  # what is hidden whatever the compiler or the grader needs
+    named = [p for p in named if clear(p)]
+    own = [p for p in dict.fromkeys([*named, *map(os.path.realpath, named)]) if clear(p)]
     if cwd != "/":
         hidden.append(cwd)
     visible = []
@@ -431,20 +429,15 @@ def hidden_paths(
         directory = path if os.path.isdir(path) else os.path.dirname(path)
         shared = directory in ("/", "/tmp") or any(_inside(h, directory) for h in hidden)
         visible.append(path if shared else directory)
-    for path in tools:
-        if not any(_inside(path, h) or _inside(h, path) for h in strict):
-            visible.append(path)
     return hidden, list(dict.fromkeys(visible))
 
 
-def isolate(
-    grader_paths: Sequence[str], compiler_paths: Sequence[str], grader_tools: Sequence[str] = ()
-) -> Isolation:
+def isolate(grader_paths: Sequence[str], compiler_paths: Sequence[str]) -> Isolation:
     """The strongest isolation this machine allows for an untrusted command: bwrap and cgroups
     where they work, as an unprivileged uid where the grader is root, hiding `grader_paths`
     and showing `compiler_paths` as `hidden_paths` says. Its `mode` says how much of it there
     is; the caller warns when it is short of FULL."""
-    hidden, visible = hidden_paths(grader_paths, compiler_paths, grader_tools)
+    hidden, visible = hidden_paths(grader_paths, compiler_paths)
     identity = find_identity()
     bwrap = find_bwrap(identity)
     return Isolation(bwrap, find_cgroups(), tuple(hidden), tuple(visible), identity)
