@@ -366,10 +366,13 @@ class Isolation:
         """Whether `path` (absolute, resolved) is inside the sandbox's root, a scratch aside."""
         if self.bwrap is None:
             return True
-        if any(_inside(path, h) for h in self.hidden):
-            return False
         system = [*SYSTEM_DIRECTORIES, *(os.path.join("/etc", n) for n in ETC_FILES)]
-        return any(_inside(path, s) for s in [*system, *self.visible])
+        for root in [r for r in [*system, *self.visible] if _inside(path, r)]:
+            # options() covers a hidden path that lies inside what is shown
+            covers = [h for h in self.hidden if _inside(h, root) and h != root]
+            if not any(_inside(path, h) for h in covers):
+                return True
+        return False
 
     def exit_code(self, code: int) -> int:
         """A run's status as subprocess reports it: bwrap reports a signal N as 128 + N."""
