@@ -36,6 +36,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import uir
+
 from .limits import MIB, Limits
 
 NOBODY = 65534
@@ -388,8 +390,6 @@ def grader_installation() -> list[str]:
     """What of the grader's own installation no sandbox may see: its virtual environment (not a
     system Python's prefix, which is /usr) and the directories of its `uir` packages, so that
     the reference cannot run inside."""
-    import uir
-
     paths = [os.path.realpath(p) for p in uir.__path__]
     if sys.prefix != sys.base_prefix:
         paths += [sys.prefix, os.path.realpath(sys.prefix)]
