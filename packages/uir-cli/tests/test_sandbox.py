@@ -571,7 +571,7 @@ def test_a_build_is_bounded_in_bytes_and_its_whole_log_is_kept(
         rows["big"]["problem"]
         == "the build made the checkout larger than the checkout limit of 1 MiB"
     )
-    assert (tmp_path / "out" / "checkouts" / "big.build.log").read_text() == "starting\n"
+    assert (tmp_path / "out" / "checkouts" / "big.log").read_text() == "starting\n"
 
 
 def test_what_the_sandbox_shows_of_the_grader_and_of_the_compiler(
