@@ -527,7 +527,9 @@ def test_the_exported_page_steps_through_the_folding(tmp_path):
     assert program["panes"][0]["drawn"] == FOLDING_UOPS  # a small graph fits in view
     assert program["rules"] == RULES
     assert program["passes"] == PIPELINE
-    assert program["entries"] == 1 + len(PIPELINE) + len(RULES)
+    # then the kernels entry and its one kernel: the loads and the ADD, in order
+    assert program["entries"] == 1 + len(PIPELINE) + len(RULES) + 2
+    assert program["kernels"] == ["kernel0 (in order): reads buf0; writes -"]
 
     fold = browse(f"{url}#entry={FOLD}", tmp_path)
     assert fold["title"] == "pass fold (2 rules)"
@@ -597,3 +599,64 @@ def test_a_large_graph_is_laid_out_in_part_and_search_shows_a_deep_uop(tmp_path)
     # three sources: 3 * 3 + 4 UOps.
     assert deep["selectedLine"] == 4 + 3 * 2 + 2
     assert deep["panes"][0]["laidOut"] == 13
+
+
+def kernel_page(tmp_path: Path, text: str, *options: str) -> tuple[str, dict]:
+    """The exported page of `text` and its data; the page's kernels entry comes after the
+    program, each pass and each rule step."""
+    source, out = tmp_path / "p.uir", tmp_path / "p.html"
+    source.write_text(text)
+    assert main(["viz", str(source), "--html", str(out), *options]) == 0
+    data = embedded_data(out.read_text())
+    return out.as_uri(), data
+
+
+def kernels_entry(data: dict) -> int:
+    return 1 + len(data["passes"]) + len(data["steps"])
+
+
+@needs_chromium
+def test_the_page_lists_the_softmax_kernel_and_shows_its_uops_and_its_c(tmp_path):
+    url, data = kernel_page(tmp_path, SOFTMAX)
+    entry = kernels_entry(data)
+    (kernel,) = data["kernels"]["kernels"]
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    state = browse(f"{url}#entry={entry + 1}", tmp_path, ARTIFACTS / "softmax_kernel.png")
+    assert state["entries"] == entry + 2  # the kernels entry, then its one kernel
+    assert (state["kind"], state["title"]) == ("kernel", SOFTMAX_KERNEL)
+    assert state["kernels"] == [SOFTMAX_KERNEL]
+    (pane,) = state["panes"]
+    assert pane["laidOut"] == len(reach(data, data["kernels"]["sink"]))  # the lowered program
+    assert pane["marked"] == len(kernel["uops"])  # the kernel's UOps, all in its colour
+    assert state["code"] == kernel["code"]
+    assert state["code"].count("static void uir_program_kernel0(") == 1
+    assert state["info"] == f"{SOFTMAX_KERNEL}\n{SOFTMAX_STATS}"
+
+
+@needs_chromium
+def test_the_page_of_two_kernels_shows_both_then_each_alone(tmp_path):
+    url, data = kernel_page(tmp_path, TWO_KERNELS)
+    entry = kernels_entry(data)
+    first, second = data["kernels"]["kernels"]
+    both = browse(f"{url}#entry={entry}", tmp_path, ARTIFACTS / "two_kernels.png")
+    assert (both["kind"], both["title"]) == ("kernels", "kernels: 2")
+    assert both["kernels"] == [summary for summary, _ in TWO_SUMMARIES]
+    assert both["panes"][0]["marked"] == len(first["uops"]) + len(second["uops"])
+    assert both["code"] == f"{first['code']}\n\n{second['code']}"
+    assert both["info"].startswith("stats: kernels 2, loops 1, bytes read 8, bytes written 8")
+    alone = browse(f"{url}#entry={entry + 2}", tmp_path)
+    assert (alone["kind"], alone["title"]) == ("kernel", TWO_SUMMARIES[1][0])
+    assert alone["panes"][0]["marked"] == len(second["uops"])
+    assert alone["code"] == second["code"] and "kernel0" not in alone["code"]
+
+
+@needs_chromium
+def test_a_page_without_kernels_says_why_in_place_of_them(tmp_path):
+    url, data = kernel_page(tmp_path, SOFTMAX, "--skip", "rangeify")
+    entry = kernels_entry(data)
+    state = browse(f"{url}#entry={entry}", tmp_path)
+    assert state["entries"] == entry + 1
+    assert (state["kind"], state["title"]) == ("kernels", "kernels: none")
+    assert state["panes"] == [] and state["code"] is None
+    assert state["info"] == data["kernels"]["why"]
+    assert "pass 'rangeify' cannot be skipped" in state["info"]
