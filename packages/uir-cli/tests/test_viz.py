@@ -25,7 +25,6 @@ from uir.cli.viz.command import kernel_setup
 from uir.cli.viz.data import KernelSetup, page_data
 from uir.cli.viz.page import render_page
 from uir.core import UOp
-from uir.core.parse import parse
 from uir.core.plugins import Pass, load_registry
 from uir.testing.chains import chain_text
 
@@ -384,17 +383,6 @@ def test_a_program_that_does_not_verify_has_no_kernels_entry():
     text = "%a = CONST i32 2\n%b = CONST f32 3.0\n%c = ADD i32 %a %b\n%o = SINK void %c\n"
     assert kernels_of(text)["kernels"] is None
     assert kernels_of("%a = FROB\n")["kernels"] is None
-
-
-def test_the_c_backends_kernel_functions_are_its_translation_units():
-    # The public function the page uses, against the backend's own render of the same schedule.
-    registry = load_registry()
-    c = registry.backend("c")
-    from uir.core.plugins import prepare
-
-    schedule = prepare(parse(SOFTMAX, "p.uir").sink, "kernels", registry.pipeline(form="kernels"))
-    (function,) = c.render_kernels(schedule)
-    assert function in c.render(schedule)
 
 
 def test_html_export_is_one_self_contained_file(tmp_path):
