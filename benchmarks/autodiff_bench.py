@@ -7,6 +7,12 @@ Sizes count the UOps reachable from the SINK: `forward` prints the loss only, `w
 the loss and its gradient with respect to every parameter after the pass, `backward` is the
 difference (the UOps the pass added). Times are CPU seconds, best of 3; nothing here asserts a
 time. Every program is verified after the pass.
+
+Measured on the course's 2-core machine (shared): MLP 54 forward UOps, 47 added (0.87x), 1.4 ms;
+2-block transformer 232 and 300 (1.29x), 8.7 ms; the 10,000-op chain 10,005 and 30,007 (3.00x),
+376 ms (100,000 ops: 3.00x, 5.1 s). The MLP and transformer add less than a chain per op: their
+shaped ops are few UOps each, and hash-consing shares what the gradients of several parameters
+have in common.
 """
 
 from __future__ import annotations
