@@ -202,3 +202,14 @@ def test_a_team_not_collected_is_graded_with_that_verdict(course: Path) -> None:
     assert rows["ada"]["percent"] == 100.0  # from its store, whatever the roster says now
     assert rows["gone"]["problem"].startswith("not collected: git ls-remote failed")
     assert rows["new"]["problem"].startswith("not collected (not in weeks/week1/manifest.json)")
+
+
+def test_perf_measures_the_collected_commits_too(course: Path, git: Callable[..., str]) -> None:
+    collected = _head(course, "ada", git)
+    _uir(course, "collect", "course.toml", "--week", "1")
+    _push(course, "ada", "print(6)\n", git)  # wrong after the deadline: would score 0
+    argv = ["perf", "roster.toml", "--manifest", "weeks/week1/manifest.json", "--bench", "tests"]
+    _uir(course, *argv, "--out", "perf", "-n", "1", "--no-reference")
+    teams = {t["name"]: t for t in json.loads((course / "perf" / "perf.json").read_text())["teams"]}
+    assert teams["ada"]["commit"] == collected
+    assert teams["ada"]["benchmarks"]["add"]["verdict"] == "pass"
