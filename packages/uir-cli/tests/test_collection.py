@@ -176,6 +176,10 @@ def test_a_late_day_is_a_second_collection_under_the_syllabus_rule(
     _uir(course, "collect", "course.toml", "--week", "2", "--late", "bob")
     unknown = _uir(course, "collect", "course.toml", "--week", "2", "--late", "eve", check=1)
     assert "--late eve: no such team" in unknown.stderr
+    # The gradebook says who spent what (a course without weights: only the late days here).
+    _uir(course, "gradebook", "course.toml", "--out", "book")
+    book = json.loads((course / "book" / "gradebook.json").read_text())
+    assert {s["id"]: s["late_days_spent"] for s in book["students"]} == {"a1": 1, "a2": 1, "b1": 1}
 
 
 def test_no_collection_before_the_deadline_unless_said_so(course: Path) -> None:
