@@ -157,6 +157,7 @@ def test_a_late_day_is_a_second_collection_under_the_syllabus_rule(
     assert (last["team"], last["commit"], last["late"]) == ("ada", late, True)
     regraded = _grade(course, 1, "--reason", "ada's late day")
     assert "resuming: 2 results kept" in regraded.stderr  # the reference's and bob's
+    assert f"ada: graded at its last collection {late}" in regraded.stderr
     assert _run(course, 1, 2)["ada"] == (late, 0.0)
     history = [json.loads(line) for line in (course / "weeks" / "week1" / "history.jsonl").open()]
     assert history[-1]["changes"] == [
@@ -217,3 +218,16 @@ def test_perf_measures_the_collected_commits_too(course: Path, git: Callable[...
     teams = {t["name"]: t for t in json.loads((course / "perf" / "perf.json").read_text())["teams"]}
     assert teams["ada"]["commit"] == collected
     assert teams["ada"]["benchmarks"]["add"]["verdict"] == "pass"
+
+
+def test_grading_the_refs_of_now_says_when_a_branch_moved(
+    course: Path, git: Callable[..., str]
+) -> None:
+    argv = ["grade", "roster.toml", "--tests", "tests", "--out", "practice"]
+    before = _head(course, "ada", git)
+    _uir(course, *argv)
+    after = _push(course, "ada", "print(6)\n", git)
+    done = _uir(course, *argv)
+    assert f"WARNING: ada moved from {before} to {after} since its results" in done.stderr
+    again = _uir(course, *argv)  # graded at that commit now: nothing to say
+    assert "WARNING" not in again.stderr and "resuming: 3 results kept" in again.stderr
