@@ -443,9 +443,17 @@ def test_hidden_tests_show_as_their_visibility_says(course: Path) -> None:
     (course / "hiding" / "buggy" / "visibility.toml").write_text(
         '[tests]\nmax_negative = "after-deadline"\n'
     )
+    (course / "hiding" / "staff" / "visibility.toml").write_text('default = "secret"\n')
     tests = ["hiding/buggy", "hiding/correct", "hiding/staff"]
-    _uir(course, "grade", "roster.toml", "--tests", *tests, "--out", "hidden")
+    done = _uir(course, "grade", "roster.toml", "--tests", *tests, "--out", "hidden")
+    # A typo in a visibility file hides its tests' details rather than show a secret.
+    assert "visibility.toml: 'secret' is no level" in done.stderr
     buggy = _feedback(course / "hidden", "buggy")
+    assert buggy["tests"][-1]["extra_data"] == {
+        "path": "hiding/staff/sub_small.uir",
+        "author": "staff",
+        "shown": "pass-fail",
+    }
     assert [t["name"] for t in buggy["tests"]] == [
         "mul_small",
         "add_small",

@@ -204,7 +204,8 @@ def publish(out: str, document: dict[str, Any], received: Sequence[int]) -> int:
     """Write the reports and a summary; the exit status of the run."""
     try:
         matrix.write_reports(out, document)
-        feedback.write_feedback(out, document)
+        for problem in feedback.write_feedback(out, document):
+            print(f"uir grade: WARNING: {problem}", file=sys.stderr)
     except OSError as e:
         raise UsageError(f"cannot write the reports to {out}: {e.strerror or e}") from e
     lines = ["grades (percent of valid tests passed):"]
