@@ -189,6 +189,8 @@ def test_no_collection_before_the_deadline_unless_said_so(course: Path) -> None:
     assert not (course / "weeks" / "week3" / "manifest.json").exists()
     _uir(course, "collect", "course.toml", "--week", "3", "--early")
     assert all(e["early"] for e in _manifest(course, 3))
+    unknown = _uir(course, "collect", "course.toml", "--week", "9", check=1)
+    assert "course.toml: error: no week 9 (it lists 1, 2, 3)" in unknown.stderr
 
 
 def test_a_team_not_collected_is_graded_with_that_verdict(course: Path) -> None:
