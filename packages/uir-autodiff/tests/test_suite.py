@@ -40,7 +40,7 @@ def test_the_interpreter_meets_every_test(test, capsys):
     out = capsys.readouterr().out
     assert code == test.expected_exit
     lines = tuple(out.splitlines())
-    assert first_difference(test.expected_lines, lines, test.tolerance_ulp) is None, lines
+    assert first_difference(test.expected_lines, lines, test.tolerance) is None, lines
 
 
 def test_c_meets_every_test():
@@ -51,6 +51,6 @@ def test_c_meets_every_test():
         lines = tuple(
             format_value(v, s.dtype) for v, s in zip(program.run(), sink.src, strict=True)
         )
-        if first_difference(test.expected_lines, lines, test.tolerance_ulp) is not None:
+        if first_difference(test.expected_lines, lines, test.tolerance) is not None:
             failed.append(test.name)
     assert failed == []
