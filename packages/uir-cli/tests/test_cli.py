@@ -42,7 +42,10 @@ def test_errors_go_to_stderr_with_file_and_line_and_nothing_to_stdout(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith(f"{path}:{line}: error: ")
-    assert captured.err.count("\n") == 1
+    # The message, then the statement it blames and a caret line under it.
+    _, source, caret = captured.err.splitlines()
+    assert source == f" {line} | {text.split(chr(10))[line - 1]}"
+    assert caret.startswith(f" {' ' * len(str(line))} | ") and "^" in caret
 
 
 def test_a_missing_file_is_an_io_error(tmp_path, capsys):

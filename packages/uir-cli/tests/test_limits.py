@@ -68,7 +68,7 @@ def test_a_type_past_the_element_limit_is_a_verification_error(
     path = write(tmp_path, text)
     assert main([command, path]) == 3
     out, err = capsys.readouterr()
-    assert (out, err) == ("", f"{path}:{line}: error: {message}\n")
+    assert (out, err.split("\n")[0]) == ("", f"{path}:{line}: error: {message}")
 
 
 def test_the_largest_type_allowed_verifies(tmp_path, capsys) -> None:
@@ -81,9 +81,8 @@ def test_the_largest_type_allowed_verifies(tmp_path, capsys) -> None:
 def test_a_dimension_too_long_to_convert_is_a_parse_error(tmp_path, capsys) -> None:
     path = write(tmp_path, f"%b = BUFFER f32[{'9' * 5000}] 0\n%out = SINK void %b\n")
     assert main(["check", path]) == 2
-    assert (
-        capsys.readouterr().err == f"{path}:1: error: bad type: a dimension of over 4300 digits\n"
-    )
+    first = capsys.readouterr().err.split("\n")[0]
+    assert first == f"{path}:1: error: bad type: a dimension of over 4300 digits"
 
 
 def _two_gib_address_space() -> None:

@@ -25,6 +25,7 @@ from .errors import BackendError, UIRError, UsageError, VerifyError
 from .kernels import Schedule, schedule_kernels
 from .ops import Op
 from .parse import Program
+from .suggest import did_you_mean
 from .trace import current_trace
 from .uop import UOp
 from .verify import verify
@@ -127,7 +128,8 @@ class Registry:
     def backend(self, name: str) -> Backend:
         if name not in self.backends:
             known = ", ".join(sorted(self.backends)) or "none"
-            raise UsageError(f"unknown backend '{name}' (installed: {known})")
+            near = did_you_mean(name, self.backends)
+            raise UsageError(f"unknown backend '{name}'{near} (installed: {known})")
         return self.backends[name]
 
     def pipeline(
@@ -139,7 +141,10 @@ class Registry:
         known = {p.name for p in self.passes}
         for name in (*only, *skip):
             if name not in known:
-                raise UsageError(f"unknown pass '{name}' (installed: {', '.join(sorted(known))})")
+                near = did_you_mean(name, sorted(known))
+                raise UsageError(
+                    f"unknown pass '{name}'{near} (installed: {', '.join(sorted(known))})"
+                )
         if form not in FORMS:
             raise BackendError(f"unknown program form '{form}' (forms: {', '.join(FORMS)})")
         for name in skip:
