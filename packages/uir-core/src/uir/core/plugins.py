@@ -115,6 +115,29 @@ class HookSpecs:
         """Return the backends this plugin adds. Called once when the registry is built."""
 
 
+# The backends and passes of UIR's own packages -> the package that adds each: a name that an
+# installation lacks says what to install.
+PROVIDERS = {
+    "c": "uir-backend-c",
+    "cuda": "uir-backend-cuda",
+    "cuda-emu": "uir-backend-cuda",
+    "inline": "uir-rewrite",
+    "fold": "uir-rewrite",
+    "simplify": "uir-rewrite",
+    "rangeify": "uir-rewrite",
+}
+
+
+def _provider(name: str) -> str:
+    package = PROVIDERS.get(name)
+    if package is None:
+        return ""
+    return (
+        f": it comes with the package {package}, which is not installed here (`uv pip install "
+        f"packages/{package}` in the UIR repository, or `uv sync` there for every package)"
+    )
+
+
 @dataclass(frozen=True)
 class Registry:
     """What the installed and named plugins provide."""
@@ -129,7 +152,9 @@ class Registry:
         if name not in self.backends:
             known = ", ".join(sorted(self.backends)) or "none"
             near = did_you_mean(name, self.backends)
-            raise UsageError(f"unknown backend '{name}'{near} (installed: {known})")
+            raise UsageError(
+                f"unknown backend '{name}'{near} (installed: {known}){_provider(name)}"
+            )
         return self.backends[name]
 
     def pipeline(
@@ -143,7 +168,8 @@ class Registry:
             if name not in known:
                 near = did_you_mean(name, sorted(known))
                 raise UsageError(
-                    f"unknown pass '{name}'{near} (installed: {', '.join(sorted(known))})"
+                    f"unknown pass '{name}'{near} (installed: {', '.join(sorted(known)) or 'none'})"
+                    f"{_provider(name)}"
                 )
         if form not in FORMS:
             raise BackendError(f"unknown program form '{form}' (forms: {', '.join(FORMS)})")
