@@ -316,7 +316,10 @@ def _pipeline_order(passes: list[Pass], owners: dict[str, str]) -> list[Pass]:
         if anchor is None:
             continue
         if anchor not in by_name:
-            raise BackendError(f"{where} is placed next to '{anchor}': no such pass")
+            raise BackendError(
+                f"{where} is placed next to '{anchor}': no such pass is installed"
+                f"{_provider(anchor)}"
+            )
         if by_name[anchor].stage != p.stage:
             raise BackendError(
                 f"{where} is placed next to '{anchor}', which is in another stage "
