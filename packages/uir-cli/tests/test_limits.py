@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from uir.cli import program_commands
 from uir.cli.main import main
 
 LIMIT = "a type has at most 2147483647 (2^31 - 1), so that an i32 indexes each"
@@ -105,4 +106,19 @@ def test_an_allocation_the_machine_cannot_make_is_reported(tmp_path, backend: st
     assert done.stderr == (
         f"{path}: error: out of memory: this machine could not allocate what the program needs "
         "(its buffers hold 17179869176 bytes, its largest value or buffer 17179869176 bytes)\n"
+    )
+
+
+def test_out_of_memory_in_any_command_is_said_so(tmp_path, capsys, monkeypatch) -> None:
+    # Where no command names what it needs (here printing, made to fail), the message still
+    # says what happened, exit 4, never "internal error: MemoryError".
+    def no_memory(sink: object) -> str:
+        raise MemoryError
+
+    monkeypatch.setattr(program_commands, "print_program", no_memory)
+    path = write(tmp_path, "%a = CONST i32 2\n%out = SINK void %a\n")
+    assert main(["fmt", path]) == 4
+    assert capsys.readouterr() == (
+        "",
+        f"{path}: error: out of memory: this machine could not allocate what the command needs\n",
     )

@@ -117,7 +117,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _report(error, getattr(error, "path", None) or where)
     except KeyboardInterrupt:
         return 130
-    except (Exception, RecursionError, MemoryError) as exc:
+    except MemoryError:
+        # The machine's limit, not a bug: `uir run` says what the program needs (program_commands);
+        # any other command reaching it (a fold of a huge value, say) says at least this.
+        print(
+            f"{where}: error: out of memory: this machine could not allocate what the command "
+            "needs",
+            file=sys.stderr,
+        )
+        return 4
+    except (Exception, RecursionError) as exc:
         print(f"{where}: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 4
 
