@@ -105,6 +105,15 @@ def uir(args: list[str], capsys) -> tuple[int, str, str]:
             " 2 | %r = REDUCE f32 %v (AD, (0))\n"
             "   |                     ^~\n",
         ),
+        (  # the ranges an END closes written as a tuple
+            "%n = CONST i32 2\n%i = RANGE i32 %n 0\n%b = BUFFER i32[2] 0\n%p = INDEX i32 %b %i\n"
+            "%st = STORE void %p %i\n%e = END void %st (%i)\n%out = SINK void %e\n",
+            2,
+            "6: error: bad literal '%i': a name is an operand, and operands come before the "
+            "argument, without parentheses or commas\n"
+            " 6 | %e = END void %st (%i)\n"
+            "   |                    ^~\n",
+        ),
         (  # a verification error blames the whole statement, not its comment or blanks
             "%a = CONST i32 2\n\t%c = ADD f32 %a %a   # the sum\n%out = SINK void %c\n",
             3,
@@ -125,6 +134,7 @@ def uir(args: list[str], capsys) -> tuple[int, str, str]:
         "comma",
         "unclosed",
         "word",
+        "operand-as-argument",
         "verify",
     ],
 )

@@ -210,6 +210,14 @@ def parse_literal(text: str, line: int, column: int | None = None) -> Any:
             return text
         near = did_you_mean(text, [*Op.__members__, *WORDS])
         raise ParseError(f"unknown word '{text}' in argument{near}", line, column, len(text))
+    if NAME.fullmatch(text):  # `END void %st (%i, %j)`: operands written as an argument
+        raise ParseError(
+            f"bad literal '{text}': a name is an operand, and operands come before the "
+            "argument, without parentheses or commas",
+            line,
+            column,
+            len(text),
+        )
     raise ParseError(f"bad literal '{text}'", line, column, len(text))
 
 
