@@ -148,24 +148,16 @@ class _Compiler:
         counter = block.range
         assert counter is not None
         body, env, end = self.block(block), self.env, counter.src[0]
-        if self.budget is None:
+        spend = self.budget.spend if self.budget is not None else None
 
-            def run() -> None:
-                for i in range(env[end]):  # evaluated once per start; none when end <= 0
-                    env[counter] = i
-                    body()
-
-            return run
-        spend = self.budget.spend
-
-        def counted() -> None:
-            trips = env[end]
-            spend(trips)
-            for i in range(trips):
+        def run() -> None:
+            if spend is not None:
+                spend(env[end])
+            for i in range(env[end]):  # evaluated once per start; no iterations when end <= 0
                 env[counter] = i
                 body()
 
-        return counted
+        return run
 
     def statement(self, uop: UOp) -> Step | None:
         """The closure that computes `uop`, or None when it has nothing to do at run time."""
