@@ -303,7 +303,9 @@ def test_teams_that_cannot_run_get_verdicts_and_junk_is_not_run(
     assert [(f["verdict"], f["detail"][:11]) for f in rows["gone"]["failures"]] == [
         ("cannot-start", "submission:")
     ]
-    assert rows["missing"]["problem"] is None
+    # A command that cannot start is the team's one verdict, found before any test runs.
+    assert rows["missing"]["problem"].startswith("the command cannot start: ")
+    assert rows["missing"]["problem"].endswith("no-such-compiler: no such file")
     assert [f["verdict"] for f in rows["missing"]["failures"]] == ["cannot-start"]
     assert {n: r["percent"] for n, r in rows.items()} == {
         "reference": 100.0,

@@ -59,6 +59,7 @@ def test_failures_exit_5_and_show_expected_and_actual(
         "expected_stdout",
         "actual_stdout",
         "tolerance_ulp",
+        "tolerance",  # added in schema 1: rel/abs too (uir.md section 10.3)
         "stderr",
         "duration_s",
         "guide",  # spec/grading.md section 12
@@ -176,3 +177,24 @@ replace = '''
     # --record: what each test caught, other mutants files' entries kept
     assert load_caught(suite) == {"add": ("bug-of-another-file", "add-subtracts")}
     assert main([*argv[:-2], "--only", "add-subtracts"]) == 0
+
+
+def test_a_rel_abs_tolerance_in_uir_test_and_its_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 1/3 in f32 is 0.333333343: 0.3334 is 6.7e-5 away, within 1e-6 abs + 1e-3 rel (3.3e-4);
+    # 0.334 is 6.7e-4 away, outside it.
+    program = "%a = CONST f32 1\n%b = CONST f32 3\n%c = FDIV f32 %a %b\n%out = SINK void %c\n"
+    test = tmp_path / "third.uir"
+    test.write_text("# tolerance: 1e-3 rel\n# tolerance: 1e-6 abs\n# expect: 0.333333\n" + program)
+    report = tmp_path / "r.json"
+    assert main(["test", str(test), "--json", str(report)]) == 0  # the reference's 0.333333343
+    for printed, code in (("0.3334", 0), ("0.334", 5)):
+        compiler = f"{PYTHON} -c print({printed})"
+        assert main(["test", str(test), "--compiler", compiler, "--json", str(report)]) == code
+        [result] = json.loads(report.read_text())["tests"]
+        assert result["tolerance"] == {"ulp": None, "rel": 0.001, "abs": 1e-06}
+        assert result["tolerance_ulp"] is None
+    out = capsys.readouterr().out
+    assert "expected (exit 0, floats within 1e-06 abs + 0.001 rel):" in out
+    assert "line 1: expected '0.333333', got '0.334'" in out

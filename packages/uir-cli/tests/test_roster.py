@@ -143,6 +143,11 @@ def test_a_repository_that_cannot_be_cloned_is_a_verdict(tmp_path: Path) -> None
     (team,) = load_roster(_roster(tmp_path, path_text("main")))  # repos/team does not exist
     submission = prepare(team, str(tmp_path / "work"))
     assert submission.compiler is None and "git ls-remote failed" in (submission.problem or "")
+    # Issue 28 item 6: the line that says what happened (not git's advice at the end), and
+    # git's whole standard error in the team's log.
+    assert (submission.problem or "").startswith("git ls-remote failed: fatal: ")
+    log = (tmp_path / "work" / "t.log").read_text()
+    assert log.startswith("fatal: ") and "Could not read from remote repository" in log
 
 
 def test_a_ref_that_git_would_take_for_an_option_is_refused(tmp_path: Path) -> None:

@@ -25,10 +25,13 @@ import pytest
 
 from uir.cli.grading.isolation import (
     SANDBOX_PATH,
+    Isolation,
     Mode,
     find_bwrap,
     find_cgroups,
     find_identity,
+    hidden_paths,
+    no_bwrap_reason,
 )
 from uir.cli.grading.limits import Limits
 from uir.cli.grading.sandbox import run_limited
@@ -77,8 +80,10 @@ def test_the_report_records_the_mode_and_a_weaker_one_is_announced(
     code, document = grade(suite, f"{PYTHON} -c print(7)", tmp_path / "r.json")
     assert code == 0
     assert document["isolation"] == MODE
-    warned = "WARNING" in capsys.readouterr().err
-    assert warned == (MODE != Mode.FULL)
+    err = capsys.readouterr().err
+    assert ("WARNING" in err) == (MODE != Mode.FULL)
+    if MODE == Mode.NONE:  # the real reason, not a guess
+        assert f"(why: {no_bwrap_reason(find_identity())})" in err
 
 
 def test_no_isolation_is_recorded_and_announced(
@@ -87,7 +92,8 @@ def test_no_isolation_is_recorded_and_announced(
     suite = make_suite(tmp_path / "suite", {"a": "7"})
     _, document = grade(suite, f"{PYTHON} -c print(7)", tmp_path / "r.json", "--no-isolation")
     assert document["isolation"] == Mode.NONE
-    assert "NOT isolated" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "NOT isolated" in err and "(why: --no-isolation)" in err  # issue 28 item 6
 
 
 def seen_inside(document: dict[str, object]) -> dict[str, str]:
@@ -321,12 +327,31 @@ def test_nothing_outlives_a_grader_killed_outright(tmp_path: Path) -> None:
             os.kill(int(pid), signal.SIGKILL)
 
 
-def test_a_missing_compiler_cannot_start_and_the_run_goes_on(tmp_path: Path) -> None:
+@pytest.mark.parametrize("isolation", [[], ["--no-isolation"]])
+def test_a_compiler_that_cannot_start_is_one_usage_error_up_front(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], isolation: list[str]
+) -> None:
+    # Issue 28 item 6: not one cannot-start verdict per test.
     suite = make_suite(tmp_path / "suite", {"a": "7", "b": "7"})
-    code, document = grade(suite, str(tmp_path / "no-such-uirc"), tmp_path / "r.json")
-    assert verdicts(document) == ["cannot-start", "cannot-start"]
-    assert "no such file" in document["tests"][0]["detail"]
-    assert code == 5
+    (tmp_path / "plain.sh").write_text("echo 7\n")  # not executable
+    (tmp_path / "orphan.sh").write_text("#!/no/such/interpreter\necho 7\n")
+    (tmp_path / "orphan.sh").chmod(0o755)
+    cases = {
+        str(tmp_path / "no-such-uirc"): f"{tmp_path}/no-such-uirc: no such file",
+        str(tmp_path / "plain.sh"): f"{tmp_path}/plain.sh: permission denied",
+        str(tmp_path / "orphan.sh"): "its interpreter /no/such/interpreter (line 1) does not exist",
+        "no-such-uirc-on-path": "no-such-uirc-on-path: no such command on ",
+        str(tmp_path): f"{tmp_path}: permission denied (not an executable file)",
+    }
+    report = tmp_path / "r.json"
+    for compiler, reason in cases.items():
+        argv = ["test", str(suite), "--compiler", compiler, "--json", str(report), *isolation]
+        assert main(argv) == 1
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert "error: --compiler cannot start: " in captured.err
+        assert reason in captured.err
+        assert not report.exists()
 
 
 def test_junk_in_a_suite_is_a_verdict_not_a_crash(tmp_path: Path) -> None:
@@ -546,4 +571,35 @@ def test_a_build_is_bounded_in_bytes_and_its_whole_log_is_kept(
         rows["big"]["problem"]
         == "the build made the checkout larger than the checkout limit of 1 MiB"
     )
-    assert (tmp_path / "out" / "checkouts" / "big.build.log").read_text() == "starting\n"
+    assert (tmp_path / "out" / "checkouts" / "big.log").read_text() == "starting\n"
+
+
+def test_what_the_sandbox_shows_of_the_grader_and_of_the_compiler(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The grader works in `course`, whose `out/checkouts/team` holds a team's checkout and whose
+    # `suite` is hidden; its installation is this Python environment and the uir packages.
+    course = tmp_path / "course"
+    checkout = course / "out" / "checkouts" / "team"
+    checkout.mkdir(parents=True)
+    (checkout / "uirc").write_text("#!/bin/sh\n")
+    (course / "suite").mkdir()
+    (course / "uirc").write_text("#!/bin/sh\n")
+    monkeypatch.chdir(course)
+    venv_python = str(Path(sys.prefix) / "bin" / "python")
+    grader = [str(course / "suite"), str(course)]
+    own = [str(checkout / "uirc"), str(checkout), str(course / "uirc"), venv_python]
+    hidden, visible = hidden_paths(grader, own)
+    # The checkout under the working directory is shown; the working directory itself is not,
+    # so a compiler in it is shown alone; the installation never, even when named.
+    assert str(checkout) in visible
+    assert str(course / "uirc") in visible and str(course) not in visible
+    assert not any(v == sys.prefix or v.startswith(sys.prefix + os.sep) for v in visible)
+    assert {str(course / "suite"), str(course), os.path.realpath(sys.prefix)} <= set(hidden)
+    isolation = Isolation("bwrap", None, tuple(hidden), tuple(visible))
+    assert isolation.shows(str(checkout / "uirc")) and isolation.shows("/usr/bin/cc")
+    assert not isolation.shows(str(course / "suite" / "a.uir"))
+    assert not isolation.shows(str(course / "roster.toml"))
+    assert not isolation.shows("/etc/shadow") and not isolation.shows("/home")
+    words = isolation.options(str(tmp_path / "scratch")).split(b"\0")
+    assert b"/etc/shadow" not in words and b"/" not in words[1::3]  # no bind of the root

@@ -1,10 +1,11 @@
 """Every rejection a week's spec lists has a suite test that the reference rejects for it.
 
-The specs of weeks 2 to 5 and 7 list what they reject in tables whose first column is `program`, one
-row per rejection, and name in a `test` column the suite tests that break it (a bare name is a
-test of that week's suite, `weekN/name` one of another). This fails when such a table has no
-`test` column, when a row names no test, when a named test is missing or does not expect exit 3,
-and, where the row gives the reference's message, when the reference rejects the test with
+The specs of weeks 2 to 5 and 7 list what they reject in tables whose first column is
+`program`, one row per rejection (week 1 in its table of what each UOp must hold, one row per
+op), and name in a `test` column the suite tests that break it (a bare name is a test of that
+week's suite, `weekN/name` one of another). This fails when such a table has no `test` column,
+when a row names no test, when a named test is missing or does not expect exit 3, and, where the
+row gives the reference's message, when the reference rejects the test with
 another message: a suite test must pin the rejection it is listed for, not another one.
 
 Messages are compared as skeletons: a type (`f32[4]`, `bool`) stands for any type and a number
@@ -26,7 +27,9 @@ from uir.core import parse, verify
 from uir.core.errors import VerifyError
 
 ROOT = Path(__file__).resolve().parents[3]
-WEEKS = (2, 3, 4, 5, 7)
+WEEKS = (1, 2, 3, 4, 5, 7)
+# How a table of rejections starts: one row per rejection, or (week 1) per op and what it must hold.
+HEADS = ("| program |", "| UOp | must hold |")
 TYPE = re.compile(r"\b(bool|bf16|[fiu]\d+)(\[[\d,]+\])?")
 NUMBER = re.compile(r"-?\b\d+\b")
 LINE = re.compile(r"\b[LM]\b")
@@ -50,12 +53,12 @@ def _cells(line: str) -> list[str]:
 
 
 def rejection_tables(week: int) -> list[tuple[int, list[str], list[tuple[int, list[str]]]]]:
-    """The tables of a week's spec whose first column is `program`: (line, header, rows)."""
+    """The tables of a week's spec that list rejections (HEADS): (line, header, rows)."""
     lines = (ROOT / "spec" / f"uir-week{week}.md").read_text().splitlines()
     tables = []
     k = 0
     while k < len(lines):
-        if lines[k].startswith("| program |"):
+        if lines[k].startswith(HEADS):
             start, header, rows = k + 1, _cells(lines[k]), []
             k += 2  # the header and its |---| line
             while k < len(lines) and lines[k].startswith("|"):
@@ -112,7 +115,7 @@ REJECTIONS = rejections()
 def test_every_rejection_table_names_its_tests() -> None:
     for week in WEEKS:
         tables = rejection_tables(week)
-        assert tables, f"spec/uir-week{week}.md lists no rejections in a `| program |` table"
+        assert tables, f"spec/uir-week{week}.md lists no rejections in a table"
         for line, header, _ in tables:
             assert "test" in header, f"spec/uir-week{week}.md:{line}: the table has no test column"
     assert len(REJECTIONS) >= 100
@@ -143,3 +146,16 @@ def test_the_skeleton_stands_for_types_numbers_and_lines() -> None:
     assert listed_skeleton("the RANGE on line L ... and after it") == "the RANGE on line N"
     assert skeleton("got (2)") == skeleton("got (1, 0)") == "got (N)"
     assert not skeleton("REDUCE takes numbers").startswith(listed_skeleton("REDUCE folds"))
+
+
+def test_every_rejecting_test_a_spec_names_is_a_suite_test_that_rejects() -> None:
+    # Prose names tests too (`sink_two_versions_rejected`): each must exist and expect a failure.
+    named = re.compile(r"`((?:week\d/)?[a-z0-9_]+_rejected)`")
+    wrong = []
+    for week in WEEKS:
+        text = (ROOT / "spec" / f"uir-week{week}.md").read_text()
+        for name in sorted(set(named.findall(text))):
+            path = ROOT / "suites" / f"{name if '/' in name else f'week{week}/{name}'}.uir"
+            if not path.is_file() or read_test(str(path)).expected_exit == 0:
+                wrong.append(f"uir-week{week}.md: {name}")
+    assert not wrong, f"named as rejecting tests, but not: {wrong}"

@@ -203,3 +203,30 @@ def test_a_file_name_that_is_not_utf8_is_reported_escaped(tmp_path: Path) -> Non
     assert main([*argv, "--runs", "1", "--json", str(report)]) == 5
     names = [t["name"] for t in json.loads(report.read_text())["tests"]]
     assert names == ["caf\\xe9.txt", "good.uir"]
+
+
+# 1/3 in f32 prints 0.333333343; 0.3333 is 1e-4 away, so 1e-3 rel passes it and 1e-5 rel does not.
+THIRD = "%a = CONST f32 1\n%b = CONST f32 3\n%c = FDIV f32 %a %b\n%out = SINK void %c\n"
+
+
+@pytest.mark.parametrize(("week", "code"), [(7, 5), (8, 0)])
+def test_rel_and_abs_tolerances_are_tests_of_week_8(tmp_path: Path, week: int, code: int) -> None:
+    _write(tmp_path, "t/third.uir", "# tolerance: 1e-3 rel\n# expect: 0.3333\n" + THIRD)
+    _write(tmp_path, "suite/other.uir", "# expect: 42\n" + FORTY_TWO)
+    report = tmp_path / "r.json"
+    argv = ["validate-tests", str(tmp_path / "t"), "--week", str(week), "--runs", "1"]
+    assert main([*argv, "--suite", str(tmp_path / "suite"), "--json", str(report)]) == code
+    [test] = json.loads(report.read_text())["tests"]
+    if week < 8:
+        assert test["reasons"] == ["uses a tolerance in rel/abs, of week 8, not allowed in week 7"]
+    else:
+        assert test["reasons"] == []
+
+
+def test_a_tolerance_too_tight_for_the_reference_is_rejected(tmp_path: Path) -> None:
+    _write(tmp_path, "t/third.uir", "# tolerance: 1e-5 rel\n# expect: 0.3333\n" + THIRD)
+    report = tmp_path / "r.json"
+    argv = ["validate-tests", str(tmp_path / "t"), "--week", "8", "--runs", "1"]
+    assert main([*argv, "--suite", str(tmp_path / "t"), "--json", str(report)]) == 5
+    [test] = json.loads(report.read_text())["tests"]
+    assert test["reasons"][0].startswith("the reference does not agree: fail: line 1: expected")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .memory import Kind, kind
 from .ops import MOVEMENT, Op
-from .uop import UOp
+from .uop import UOp, sources_first
 
 # Value ops whose float result passes a derivative to every source.
 _THROUGH_ALL = frozenset(
@@ -62,22 +62,8 @@ def grad_sources(uop: UOp) -> tuple[UOp, ...]:
 
 
 def grad_order(loss: UOp) -> list[UOp]:
-    """Every UOp `loss` reaches through `grad_sources`, sources before users, without
-    recursion."""
-    seen: set[UOp] = set()
-    order: list[UOp] = []
-    stack: list[tuple[UOp, bool]] = [(loss, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if node in seen:
-            continue
-        seen.add(node)
-        stack.append((node, True))
-        stack.extend((s, False) for s in reversed(grad_sources(node)) if s not in seen)
-    return order
+    """Every UOp `loss` reaches through `grad_sources`, sources before users."""
+    return sources_first(loss, grad_sources)
 
 
 def on_path(loss: UOp, x: UOp, order: list[UOp] | None = None) -> list[UOp]:

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import pluggy
 
@@ -104,6 +104,17 @@ class Backend(Protocol):
 
     def compile(self, program: UOp | Schedule) -> Compiled:
         """A runnable form of a verified program, given in this backend's form."""
+        ...
+
+
+@runtime_checkable
+class RendersKernels(Protocol):
+    """A backend of form "kernels" that can also give the source of each kernel on its own
+    (the C backend does): `uir viz` shows it beside each kernel of the schedule."""
+
+    def render_kernels(self, program: Schedule) -> list[str]:
+        """One piece of source per kernel of `program`, in schedule order, each as `render`'s
+        translation unit has it."""
         ...
 
 

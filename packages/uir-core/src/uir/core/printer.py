@@ -52,12 +52,13 @@ def print_schedule(schedule: Schedule) -> str:
         if kernel is not None:
             lines.append(f"# {kernel.summary}")
         walk([item], 0)
-    lines.extend(f"# {line}" for line in _locals(schedule))
+    lines.extend(f"# {line}" for line in local_notes(schedule))
     return "\n".join(lines) + "\n"
 
 
-def _locals(schedule: Schedule) -> list[str]:
-    """What each LOCAL of the schedule is for, from the kernels that touch it."""
+def local_notes(schedule: Schedule) -> list[str]:
+    """What each LOCAL of the schedule is for, from the kernels that touch it: `local0 (f32[3],
+    12 bytes): scratch of kernel0` (`uir opt --kernels` and `uir viz` show these)."""
     touched: dict[UOp, list[str]] = {}
     for kernel in schedule.kernels:
         for root in dict.fromkeys((*kernel.writes, *kernel.reads)):

@@ -77,6 +77,11 @@ def kernel_stats(kernel: Kernel) -> Stats:
     return stats
 
 
+def describe_kernel(kernel: Kernel) -> str:
+    """One kernel's counts on one line: `loops 1, bytes read 8, bytes written 4, ops 2`."""
+    return kernel_stats(kernel).describe().removeprefix("kernels 1, ")
+
+
 def schedule_stats(schedule: Schedule) -> Stats:
     """The counts of a whole schedule: the sum of its kernels'."""
     total = Stats()
@@ -102,9 +107,7 @@ def describe_schedule(schedule: Schedule) -> str:
     """What `uir run --stats` prints: the summary line, then one line per kernel (what it is,
     the buffers it reads and writes, its counts), then the bytes of intermediate buffers."""
     lines = [f"stats: {schedule_stats(schedule).describe()}"]
-    for kernel in schedule.kernels:
-        counts = kernel_stats(kernel).describe().removeprefix("kernels 1, ")
-        lines.append(f"  {kernel.summary}; {counts}")
+    lines.extend(f"  {kernel.summary}; {describe_kernel(kernel)}" for kernel in schedule.kernels)
     lines.append(f"  intermediate buffers: {intermediate_bytes(schedule)} bytes")
     return "\n".join(lines) + "\n"
 

@@ -36,12 +36,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from uir.core.dtypes import I32, VOID, DType, Type
+from uir.core.dtypes import I32, DType, Type
 from uir.core.engine import Origins, graph_rewrite
 from uir.core.errors import BackendError
 from uir.core.loops import range_id
 from uir.core.memory import Kind, kind, version_of
-from uir.core.ops import ALU, PARALLEL, Op
+from uir.core.ops import ALU, Op
 from uir.core.pattern import P, Rules
 from uir.core.uop import UOp
 
@@ -173,11 +173,17 @@ def _const(value: int) -> UOp:
     return UOp(Op.CONST, I32, (), value)
 
 
+def _new_local(type_: Type, ctx: Context) -> UOp:
+    """A LOCAL with a fresh id: every materialized value and scratch has a buffer of its own."""
+    ctx.next_local += 1
+    return UOp(Op.LOCAL, type_, (), ctx.next_local - 1)
+
+
 def _new_range(end: int, ctx: Context, parallel: bool) -> UOp:
     # A fresh id for every loop: two loops over one bound are distinct RANGEs (uir.md 7).
     ctx.next_range += 1
     rid = ctx.next_range - 1
-    return UOp(Op.RANGE, I32, (_const(end),), (rid, PARALLEL) if parallel else rid)
+    return UOp.range(_const(end), rid, parallel)
 
 
 def _output_range(end: int, ctx: Context) -> UOp:
@@ -217,7 +223,7 @@ def element(value: UOp, index: Index) -> UOp:
     """Element `index` of `value` (a scalar is its own only element), as the rules will lower it."""
     if not value.type.shape:
         return value
-    return UOp(Op.INDEX, value.type.scalar, (value, *index))
+    return value.index(*index)
 
 
 def _expand_map(expand: UOp, index: Index) -> Index:
@@ -301,7 +307,7 @@ def _padded(pad: UOp, index: Index, ctx: Context) -> UOp:
         source, at = source.src[0], INDEX_MAPS[source.op](source, at)
     memory = _memory_of(source, ctx)
     if memory is not None:
-        return _load(memory, at, source.type.shape, source.dtype, gate)
+        return _load(memory, at, source.type.shape, gate)
     value = element(pad.src[0], tuple(clamped))
     return gate.alu(Op.WHERE, value, value.const_like(0))
 
@@ -330,9 +336,8 @@ def _fill(dest: UOp, shape: Sequence[int], at: Callable[[Index], UOp], ctx: Cont
     ranges = tuple(_output_range(dim, ctx) for dim in shape)
     _nest_under((), ranges, ctx)
     value = at(ranges)
-    place = UOp(Op.INDEX, value.type, (dest, _flat(ranges, shape)))
-    store = UOp(Op.STORE, VOID, (place, value))
-    return UOp(Op.END, VOID, (store, *ranges)) if ranges else store
+    store = dest.index(_flat(ranges, shape)).store(value)
+    return store.end(*ranges) if ranges else store
 
 
 def _store(dest: UOp, value: UOp, ctx: Context) -> UOp:
@@ -381,7 +386,7 @@ def _reduce(dest: UOp, reduce: UOp, ctx: Context, around: Index | None = None) -
         chain, start, held = outer, dest, reduce.type.shape
     else:
         outer, chain = around, _chain_of(around, ctx) or ()
-        start = UOp(Op.AFTER, dest.type, (dest, *chain)) if chain else dest
+        start = dest.after(*chain) if chain else dest
         held = ()
     # The nest carries the accumulators across all its loops, kept axes' too: none is PARALLEL.
     nest = tuple(_reduce_range(shape[d], ctx) for d in range(first, len(shape)))
@@ -392,18 +397,18 @@ def _reduce(dest: UOp, reduce: UOp, ctx: Context, around: Index | None = None) -
 
     def accumulator(memory: UOp, inner: Index) -> UOp:
         at = inner if around is not None else outer + inner
-        return UOp(Op.INDEX, scalar, (memory, _flat(at, held)))
+        return memory.index(_flat(at, held))
 
     fresh = tuple(_output_range(shape[d], ctx) for d in kept)  # the init loop's own
     _nest_under(chain, fresh, ctx)
-    init = UOp(Op.STORE, VOID, (accumulator(start, fresh), _identity_const(op, scalar)))
+    init = accumulator(start, fresh).store(_identity_const(op, scalar))
     if fresh:
-        init = UOp(Op.END, VOID, (init, *fresh))
-    carried = UOp(Op.AFTER, dest.type, (dest, init, *nest))
+        init = init.end(*fresh)
+    carried = dest.after(init, *nest)
     place = accumulator(carried, tuple(index[d] for d in kept))
-    total = UOp(op, scalar, (UOp(Op.LOAD, scalar, (place,)), element(source, index)))
-    end = UOp(Op.END, VOID, (UOp(Op.STORE, VOID, (place, total)), *nest))
-    return UOp(Op.END, VOID, (end, *outer)) if outer and around is None else end
+    total = place.load().alu(op, element(source, index))
+    end = place.store(total).end(*nest)
+    return end.end(*outer) if outer and around is None else end
 
 
 def _fused(reduce: UOp, index: Index, ctx: Context) -> UOp | None:
@@ -421,10 +426,9 @@ def _fused(reduce: UOp, index: Index, ctx: Context) -> UOp | None:
     chain = _chain_of(index, ctx)
     if chain is None or _trips(chain) > reduce.type.size:
         return None
-    local = UOp(Op.LOCAL, Type(reduce.dtype, (1,)), (), ctx.next_local)
-    ctx.next_local += 1
-    done = UOp(Op.AFTER, local.type, (local, _reduce(local, reduce, ctx, index)))
-    found = ctx.fused[key] = _load(done, (), (), reduce.dtype)
+    local = _new_local(Type(reduce.dtype, (1,)), ctx)
+    done = local.after(_reduce(local, reduce, ctx, index))
+    found = ctx.fused[key] = _load(done, (), ())
     return found
 
 
@@ -466,8 +470,7 @@ def _materialized(value: UOp, ctx: Context) -> UOp:
         return _materialized(value.src[0], ctx)  # already materialized: no second copy
     found = ctx.materialized.get(value)
     if found is None:
-        local = UOp(Op.LOCAL, _buffer_type(value), (), ctx.next_local)
-        ctx.next_local += 1
+        local = _new_local(_buffer_type(value), ctx)
         if value.op is Op.REDUCE:
             done = _reduce(local, value, ctx)
         elif value.op is Op.STAGE:
@@ -476,17 +479,14 @@ def _materialized(value: UOp, ctx: Context) -> UOp:
             done = _fill(local, value.type.shape, lambda i: _elementwise(value, i), ctx)
         else:  # a snapshot of the memory a whole-buffer LOAD reads
             shape, memory = value.type.shape, value.src[0]
-            done = _fill(local, shape, lambda i: _load(memory, i, shape, value.dtype), ctx)
-        found = ctx.materialized[value] = UOp(Op.AFTER, local.type, (local, done))
+            done = _fill(local, shape, lambda i: _load(memory, i, shape), ctx)
+        found = ctx.materialized[value] = local.after(done)
     return found
 
 
-def _load(
-    memory: UOp, index: Index, shape: Sequence[int], dtype: DType, gate: UOp | None = None
-) -> UOp:
-    scalar = Type(dtype)
-    at = (memory, _flat(index, shape)) + ((gate,) if gate is not None else ())
-    return UOp(Op.LOAD, scalar, (UOp(Op.INDEX, scalar, at),))
+def _load(memory: UOp, index: Index, shape: Sequence[int], gate: UOp | None = None) -> UOp:
+    """Element `index` of the value of `shape` that `memory` holds flat, read (if `gate`)."""
+    return memory.index(_flat(index, shape), gate=gate).load()
 
 
 def _memory_of(value: UOp, ctx: Context) -> UOp | None:
@@ -525,14 +525,14 @@ def _element_of(ix: UOp, ctx: Context) -> UOp | None:
             return fused
     memory = _memory_of(value, ctx)
     if memory is not None:
-        return _load(memory, index, shape, value.dtype)
+        return _load(memory, index, shape)
     if op is Op.CONST:
         if value.arg.is_fill:
             return UOp(Op.CONST, ix.type, (), value.arg[0])
         if len(shape) == 1:
             return None  # week 1's INDEX of a vector constant: a table in C
         flat = value.replace(type=_buffer_type(value))
-        return UOp(Op.INDEX, ix.type, (flat, _flat(index, shape)))
+        return flat.index(_flat(index, shape))
     if op is Op.STACK and len(shape) == 1:
         return None  # week 1's INDEX of a small vector
     if op is Op.CALL:
@@ -556,20 +556,14 @@ def _kept(value: UOp, index: Index, ctx: Context) -> UOp:
     if found is None:
         chain = _chain_of(prefix, ctx)
         if not ctx.costly[value] or not chain or _trips(chain) > math.prod(shape[:-1]):
-            return _load(_materialized(value, ctx), index, shape, value.dtype)
-        local = UOp(Op.LOCAL, Type(value.dtype, (shape[-1],)), (), ctx.next_local)
-        ctx.next_local += 1
+            return _load(_materialized(value, ctx), index, shape)
+        local = _new_local(Type(value.dtype, (shape[-1],)), ctx)
         # a plain range: the row is the scratch of one iteration of `chain` (uir-week7.md rule 3)
         j = _reduce_range(shape[-1], ctx)
         _nest_under(chain, (j,), ctx)
-        start = UOp(Op.AFTER, local.type, (local, *chain, j))
-        store = UOp(
-            Op.STORE,
-            VOID,
-            (UOp(Op.INDEX, value.type.scalar, (start, j)), _elementwise(value, (*prefix, j))),
-        )
-        found = ctx.fused[key] = UOp(Op.AFTER, local.type, (local, UOp(Op.END, VOID, (store, j))))
-    return _load(found, index[-1:], shape[-1:], value.dtype)
+        store = local.after(*chain, j).index(j).store(_elementwise(value, (*prefix, j)))
+        found = ctx.fused[key] = local.after(store.end(j))
+    return _load(found, index[-1:], shape[-1:])
 
 
 def _outputs(sink: UOp, ctx: Context) -> UOp | None:
@@ -587,7 +581,7 @@ def _outputs(sink: UOp, ctx: Context) -> UOp | None:
         if kind(source) is Kind.VALUE:
             buffer = UOp(Op.BUFFER, _buffer_type(source), (), ctx.next_slot)
             ctx.next_slot += 1
-            source = UOp(Op.AFTER, buffer.type, (buffer, _store(buffer, source, ctx)))
+            source = buffer.after(_store(buffer, source, ctx))
         sources.append(source)
     return sink.replace(src=tuple(sources))
 
@@ -624,7 +618,7 @@ rangeify_rules = Rules(
         # A scalar REDUCE (every axis folded) is read from its one-element LOCAL.
         (
             P(Op.REDUCE, name="r").such_that(_is_scalar),
-            lambda r, ctx: _load(_materialized(r, ctx), (), (), r.dtype),
+            lambda r, ctx: _load(_materialized(r, ctx), (), ()),
         ),
         # A scalar is computed once already, outside every loop: STAGE has nothing to add.
         (P(Op.STAGE, src=(P.var("x"),)).such_that(_is_scalar), lambda x: x),

@@ -671,3 +671,13 @@ def render_c(schedule: Schedule, entry: str = ENTRY) -> str:
     helpers = driver.emitter.helpers.text()
     parts = [_header(abi, entry), INCLUDES, helpers, code]
     return "\n\n".join(p for p in parts if p)
+
+
+def render_kernels(schedule: Schedule, entry: str = ENTRY) -> list[str]:
+    """Each kernel's function in the C of `render_c(schedule, entry)`, in schedule order: the
+    `/* kernelN ... */` comment and the `static void` function it heads, as that translation
+    unit has them (what `uir viz` shows beside each kernel). The helpers they call and the
+    driver are not included."""
+    driver = _Driver(schedule, layout(schedule.source), entry)
+    driver.render()
+    return driver.functions

@@ -15,15 +15,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import uir
 from uir.core.errors import UsageError
 
 from ..output import write_output
 from . import commands, guide, mutants, report
 from .forkserver import ForkServer
 from .harness import (
-    RENDER_CHECK,
     Compiler,
+    RenderCheck,
     reference_compiler,
     reference_run_args,
     run_tests,
@@ -33,9 +32,12 @@ from .isolation import (
     NO_ISOLATION,
     Isolation,
     Mode,
+    find_identity,
     isolate,
+    no_bwrap_reason,
 )
 from .limits import Limits
+from .sandbox import cannot_start
 from .testfile import collect_tests
 
 # `uir test` and `uir mutants` exit 0 when everything passed, and this when the run completed
@@ -64,16 +66,24 @@ def _collect(paths: list[str]) -> list[str]:
     return tests
 
 
+def _render_check(args: argparse.Namespace) -> RenderCheck | None:
+    """The render grader's check with --render; it derives each program's `main` with the C
+    backend, imported only then (a course without --render needs no C backend)."""
+    if not args.render:
+        return None
+    try:
+        from .render_check import RenderChecker
+    except ImportError:
+        raise UsageError("--render needs the C backend (the uir-backend-c package)") from None
+    return RenderChecker()
+
+
 def compiler_from(args: argparse.Namespace) -> Compiler:
     command = "render" if args.render else "run"
-    if args.render:
-        try:
-            import uir.backend.c  # noqa: F401  (the checker runs the C with it)
-        except ImportError:
-            raise UsageError("--render needs the C backend (the uir-backend-c package)") from None
+    check = _render_check(args)
     if args.compiler is None:
         compiler = reference_compiler(args.backend, args.plugin_modules, command)
-        return dataclasses.replace(compiler, render_check=RENDER_CHECK if args.render else None)
+        return dataclasses.replace(compiler, render_check=check)
     if args.backend is not None or args.plugin_modules:
         raise UsageError(
             "--backend and -p apply to this installation; "
@@ -86,7 +96,7 @@ def compiler_from(args: argparse.Namespace) -> Compiler:
     except ValueError as exc:
         raise UsageError(f"--compiler: {exc}") from exc
     if args.render:
-        compiler = dataclasses.replace(compiler, run_args=("render",), render_check=RENDER_CHECK)
+        compiler = dataclasses.replace(compiler, run_args=("render",), render_check=check)
     return compiler
 
 
@@ -97,25 +107,29 @@ def isolation_for(args: argparse.Namespace, compiler: Compiler, tests: list[str]
         isolation = NO_ISOLATION
     else:
         suites = [*args.paths, *(os.path.dirname(t) or "." for t in tests)]
-        # The render grader's checker is this installation's Python and code, run inside too.
-        tools = [sys.prefix, *uir.__path__] if compiler.render_check else []
         grader = [*suites, *report_paths(args), "."]
-        isolation = isolate(grader, compiler.argv, tools)
-    warn_if_weaker(isolation.mode, "test")
+        isolation = isolate(grader, compiler.argv)
+    warn_if_weaker(isolation.mode, "test", args.no_isolation)
     return isolation
 
 
-def warn_if_weaker(mode: str, command: str) -> None:
-    """Say on standard error when untrusted code runs with less than namespaces and cgroups."""
-    if mode != Mode.FULL:
-        print(f"uir {command}: WARNING: {WEAKER[mode]}", file=sys.stderr)
+def warn_if_weaker(mode: str, command: str, no_isolation: bool = False) -> None:
+    """Say on standard error when untrusted code runs with less than namespaces and cgroups,
+    and why: `--no-isolation`, or what keeps bwrap from working here."""
+    if mode == Mode.FULL:
+        return
+    warning = WEAKER[mode]
+    if mode == Mode.NONE:
+        reason = "--no-isolation" if no_isolation else no_bwrap_reason(find_identity())
+        warning += f" (why: {reason or 'no working bwrap'})"
+    print(f"uir {command}: WARNING: {warning}", file=sys.stderr)
 
 
 WEAKER = {
     Mode.NAMESPACES: "this machine does not let the grader make cgroups: the compiler's total "
     "memory and number of processes are not limited (only each process's address space)",
-    Mode.NONE: "the compiler is NOT isolated (no working bwrap): it runs as this user and can "
-    "see and change this user's files, including the tests",
+    Mode.NONE: "the compiler is NOT isolated: it runs as this user and can see and change this "
+    "user's files, including the tests",
 }
 
 
@@ -168,6 +182,11 @@ def test(args: argparse.Namespace) -> int:
         elif args.compiler is not None:
             isolation = isolation_for(args, compiler, tests)
             compiler = compiler.confined(isolation, args.env)
+            # One usage error, not a cannot-start verdict for every test.
+            env = os.environ if compiler.env is None else compiler.env
+            problem = cannot_start(compiler.argv, env, isolation)
+            if problem is not None:
+                raise UsageError(f"--compiler cannot start: {problem}")
         progress = report.Progress(sys.stderr, len(tests))
         began = time.monotonic()
         stop, received = stack.enter_context(stop_on_signals())

@@ -209,7 +209,8 @@ def perf(args: argparse.Namespace) -> int:
     names = list(by_name)
     pairs = select([(r, b) for r in rows for b in names], args.shard)
     limits = limits_from(args)
-    warn_if_weaker(Mode.NONE if args.no_isolation else isolate([os.curdir], []).mode, "perf")
+    mode = Mode.NONE if args.no_isolation else isolate([os.curdir], []).mode
+    warn_if_weaker(mode, "perf", args.no_isolation)
     record = _measurement_file(out, args.shard)
     log_path = record.with_suffix(".jsonl")
     reports = [str(out / name) for name in perf_report.REPORT_FILES]

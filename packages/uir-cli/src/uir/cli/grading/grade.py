@@ -19,7 +19,14 @@ from uir.core.errors import UsageError
 
 from ..output import write_output
 from . import crossgrade, feedback, matrix, report, resultlog, runs, shards
-from .actions import NOT_PASSED, WEAKER, _collect, forked_reference, limits_from, stop_on_signals
+from .actions import (
+    NOT_PASSED,
+    _collect,
+    forked_reference,
+    limits_from,
+    stop_on_signals,
+    warn_if_weaker,
+)
 from .collection import frozen_teams
 from .crossgrade import REFERENCE, Entrant, Tests, author_of
 from .harness import reference_compiler, reference_run_args
@@ -91,7 +98,7 @@ def _entrants(
             print(f"uir grade: {team.name}: {entrant.problem}", file=sys.stderr)
         entrants.append(entrant)
     for mode in sorted({e.isolation for e in entrants} - {Mode.FULL, report.TRUSTED, None}):
-        print(f"uir grade: WARNING: {WEAKER[mode]}", file=sys.stderr)
+        warn_if_weaker(mode, "grade", args.no_isolation)
     return entrants
 
 

@@ -36,6 +36,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import uir
+
 from .limits import MIB, Limits
 
 NOBODY = 65534
@@ -226,9 +228,20 @@ def find_identity() -> Identity | None:
 
 def find_bwrap(identity: Identity | None = None) -> str | None:
     """The path of a bwrap that can build the sandbox here (as `identity` when given), or None."""
+    bwrap, _ = _probe(identity)
+    return bwrap
+
+
+def no_bwrap_reason(identity: Identity | None = None) -> str | None:
+    """Why this machine has no working sandbox, in a line; None when it has one."""
+    return _probe(identity)[1]
+
+
+def _probe(identity: Identity | None) -> tuple[str | None, str | None]:
+    """(bwrap, None) when bwrap builds the sandbox here and runs `true` in it, else (None, why)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
-        return None
+        return None, "bwrap is not installed (Debian and Ubuntu: apt-get install bubblewrap)"
     scratch = tempfile.mkdtemp(prefix="uir-probe-")
     try:
         if identity is not None:
@@ -245,11 +258,15 @@ def find_bwrap(identity: Identity | None = None) -> str | None:
                 timeout=30,
                 check=False,
             )
-    except (OSError, subprocess.SubprocessError):
-        return None
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"{bwrap} cannot run: {exc}"
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return bwrap if done.returncode == 0 else None
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
+        line = said[0] if said else f"exit status {done.returncode}"
+        return None, f"{bwrap} cannot build the sandbox here: {line}"
+    return bwrap, None
 
 
 def _namespace_options(identity: Identity | None) -> list[str]:
@@ -279,6 +296,7 @@ def _system_options() -> list[str]:
             words += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             words += ["--ro-bind", path, path]
+    words += ["--perms", "0755", "--dir", "/etc"]  # bwrap would make it private to root
     for name in ETC_FILES:
         path = os.path.join("/etc", name)
         if os.path.exists(path):
@@ -350,10 +368,13 @@ class Isolation:
         """Whether `path` (absolute, resolved) is inside the sandbox's root, a scratch aside."""
         if self.bwrap is None:
             return True
-        if any(_inside(path, h) for h in self.hidden):
-            return False
         system = [*SYSTEM_DIRECTORIES, *(os.path.join("/etc", n) for n in ETC_FILES)]
-        return any(_inside(path, s) for s in [*system, *self.visible])
+        for root in [r for r in [*system, *self.visible] if _inside(path, r)]:
+            # options() covers a hidden path that lies inside what is shown
+            covers = [h for h in self.hidden if _inside(h, root) and h != root]
+            if not any(_inside(path, h) for h in covers):
+                return True
+        return False
 
     def exit_code(self, code: int) -> int:
         """A run's status as subprocess reports it: bwrap reports a signal N as 128 + N."""
@@ -369,8 +390,6 @@ def grader_installation() -> list[str]:
     """What of the grader's own installation no sandbox may see: its virtual environment (not a
     system Python's prefix, which is /usr) and the directories of its `uir` packages, so that
     the reference cannot run inside."""
-    import uir
-
     paths = [os.path.realpath(p) for p in uir.__path__]
     if sys.prefix != sys.base_prefix:
         paths += [sys.prefix, os.path.realpath(sys.prefix)]
@@ -378,7 +397,7 @@ def grader_installation() -> list[str]:
 
 
 def hidden_paths(
-    grader_paths: Sequence[str], compiler_paths: Sequence[str], grader_tools: Sequence[str] = ()
+    grader_paths: Sequence[str], compiler_paths: Sequence[str]
 ) -> tuple[list[str], list[str]]:
     """What to hide from the compiler (the grader's paths: suites, reports, its working
     directory, and its own installation) and what of its own to show (the paths on its command
@@ -387,13 +406,10 @@ def hidden_paths(
     Nothing inside a grader's path is shown, the working directory aside: a compiler may live
     under it (a team's checkout under `--out`), but never the directory itself. Each of the
     compiler's paths is shown read-only with its directory, unless that directory holds
-    something hidden or is a shared one (/, /tmp): then the file alone. `grader_tools`, the
-    directories of the grader's own code that runs in the sandbox too (the render grader's
-    checker), are shown whole, installation included.
+    something hidden or is a shared one (/, /tmp): then the file alone.
     """
     *paths, cwd = [os.path.realpath(p) for p in grader_paths]
-    tools = [os.path.realpath(p) for p in grader_tools]
-    installation = [p for p in grader_installation() if not any(_inside(p, t) for t in tools)]
+    installation = grader_installation()
     # Shortest first, so that what lies inside a hidden directory is not hidden twice.
     hidden: list[str] = []
     for path in sorted(set(paths + installation) - {"/"}, key=len):
@@ -401,14 +417,14 @@ def hidden_paths(
             continue  # a report to /dev/stdout: the sandbox has its own /proc and /dev
         if not any(_inside(path, h) for h in hidden):
             hidden.append(path)
+
     # A path as named and as resolved: a link may lead out of the directory it is in.
+    def clear(path: str) -> bool:
+        return not any(_inside(path, h) or _inside(h, path) for h in hidden)
+
     named = [os.path.abspath(p) for p in compiler_paths if os.path.exists(p)]
-    own = [
-        path
-        for path in dict.fromkeys([*named, *(os.path.realpath(p) for p in named)])
-        if not any(_inside(path, h) or _inside(h, path) for h in hidden)
-    ]
-    strict = list(hidden)  # what is hidden whatever the compiler or the grader needs
+    named = [p for p in named if clear(p)]
+    own = [p for p in dict.fromkeys([*named, *map(os.path.realpath, named)]) if clear(p)]
     if cwd != "/":
         hidden.append(cwd)
     visible = []
@@ -416,20 +432,15 @@ def hidden_paths(
         directory = path if os.path.isdir(path) else os.path.dirname(path)
         shared = directory in ("/", "/tmp") or any(_inside(h, directory) for h in hidden)
         visible.append(path if shared else directory)
-    for path in tools:
-        if not any(_inside(path, h) or _inside(h, path) for h in strict):
-            visible.append(path)
     return hidden, list(dict.fromkeys(visible))
 
 
-def isolate(
-    grader_paths: Sequence[str], compiler_paths: Sequence[str], grader_tools: Sequence[str] = ()
-) -> Isolation:
+def isolate(grader_paths: Sequence[str], compiler_paths: Sequence[str]) -> Isolation:
     """The strongest isolation this machine allows for an untrusted command: bwrap and cgroups
     where they work, as an unprivileged uid where the grader is root, hiding `grader_paths`
     and showing `compiler_paths` as `hidden_paths` says. Its `mode` says how much of it there
     is; the caller warns when it is short of FULL."""
-    hidden, visible = hidden_paths(grader_paths, compiler_paths, grader_tools)
+    hidden, visible = hidden_paths(grader_paths, compiler_paths)
     identity = find_identity()
     bwrap = find_bwrap(identity)
     return Isolation(bwrap, find_cgroups(), tuple(hidden), tuple(visible), identity)

@@ -109,7 +109,7 @@ def failure_details(result: TestResult) -> str:
     lines = [f"--- {shown(result.path)}: {result.verdict.value}: {shown(result.detail)}"]
     if result.verdict is Verdict.BAD_TEST:
         return "\n".join(lines)
-    tolerance = f", floats within {result.tolerance_ulp} ulp" if result.tolerance_ulp else ""
+    tolerance = f", floats within {result.tolerance}" if result.tolerance else ""
     lines.append(f"  expected (exit {result.expected_exit}{tolerance}):")
     lines += _excerpt(result.expected_lines)
     lines.append(f"  actual ({_exit_text(result)}):")
@@ -159,6 +159,7 @@ def result_entry(result: TestResult) -> dict[str, Any]:
         "expected_stdout": list(result.expected_lines),
         "actual_stdout": list(result.actual_lines),
         "tolerance_ulp": result.tolerance_ulp,
+        "tolerance": result.tolerance.as_dict() if result.tolerance else None,
         "stderr": result.stderr,
         "duration_s": round(result.duration_s, 3),
     }

@@ -154,7 +154,8 @@ def cannot_start(argv: Sequence[str], env: Mapping[str, str], isolation: Isolati
             return f"{program}: no such file"
         if os.path.isdir(program) or not os.access(program, os.X_OK):
             return f"{program}: permission denied (not an executable file)"
-        if not isolation.shows(os.path.realpath(program)):
+        seen = (os.path.abspath(program), os.path.realpath(program))  # as named, as resolved
+        if not all(isolation.shows(path) for path in seen):
             return f"{program}: not inside the sandbox (spec/grading.md section 3.2)"
         try:
             with open(program, "rb") as f:

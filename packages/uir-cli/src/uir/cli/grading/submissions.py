@@ -21,7 +21,7 @@ from .isolation import NO_ISOLATION, Isolation, compiler_environment, isolate
 from .judge import signal_name
 from .limits import CHECKOUT_MB, MIB, Limits, apply_rlimits
 from .roster import SUBMISSION_FILE, Team
-from .sandbox import ExecLauncher, Outcome, RunStatus, run_limited
+from .sandbox import ExecLauncher, Outcome, RunStatus, cannot_start, run_limited
 
 GIT_TIMEOUT_S = 300.0
 # A build is a compiler's compiler: more time, memory, processes and file size than one test run.
@@ -29,16 +29,22 @@ BUILD_LIMITS = Limits(
     wall_s=600.0, cpu_s=1200, memory_mb=8192, output_bytes=4 * MIB, file_mb=2048, processes=512
 )
 BUILD_LINE_KEPT = 300
-# The build's whole output (standard error into standard output, as a terminal shows them) is
-# kept next to its checkout, for the team: CHECKOUT + BUILD_LOG.
-BUILD_LOG = ".build.log"
+# The team's log, next to its checkout (CHECKOUT + TEAM_LOG): the whole output of its build
+# (standard error into standard output, as a terminal shows them), or git's whole standard error
+# when its repository could not be fetched.
+TEAM_LOG = ".log"
 # What a line that says what went wrong says.
 _MEANINGFUL = re.compile(r"error|fatal|failed|cannot|can't|not found|no such|denied", re.I)
 _SUBMISSION_KEYS = {"command", "build"}
 
 
 class SubmissionError(Exception):
-    """Why a team's compiler could not be prepared: its verdict in every report."""
+    """Why a team's compiler could not be prepared: its verdict in every report; `log`, what the
+    tool that failed said in full, for the team's log."""
+
+    def __init__(self, message: str, log: str = "") -> None:
+        super().__init__(message)
+        self.log = log
 
 
 class TooLarge(SubmissionError):
@@ -85,7 +91,7 @@ def _git(args: list[str], cwd: str | None = None, max_mb: int = 0) -> str:
         if max_mb and "File too large" in done.stderr:
             raise TooLarge(f"the repository is over the checkout limit of {max_mb} MiB")
         line = first_meaningful(done.stderr) or f"exit status {done.returncode}"
-        raise SubmissionError(f"git {args[0]} failed: {line}")
+        raise SubmissionError(f"git {args[0]} failed: {line}", done.stderr)
     return done.stdout.strip()
 
 
@@ -264,7 +270,7 @@ def build(
     """Run a submission's build command (`sh -c COMMAND`) in its checkout, in the sandbox
     `isolation` gives with the checkout as the only writable directory, which must stay within
     `checkout_mb` MiB (0: no limit); its output, standard error included, which is also kept
-    in CHECKOUT + BUILD_LOG. Raises a SubmissionError when it fails."""
+    in CHECKOUT + TEAM_LOG. Raises a SubmissionError when it fails."""
     env = compiler_environment(os.environ) if isolation.bwrap else dict(os.environ)
     env["HOME"] = directory  # what a build caches stays in the checkout it counts against
     argv = ["/bin/sh", "-c", f"exec 2>&1\n{command}"]
@@ -277,7 +283,7 @@ def build(
     finally:
         if identity is not None:  # git works only in a checkout whose top its user owns
             os.chown(directory, os.getuid(), os.getgid())
-    with open(directory.rstrip(os.sep) + BUILD_LOG, "wb") as log:
+    with open(directory.rstrip(os.sep) + TEAM_LOG, "wb") as log:
         log.write(outcome.stdout)
     problem = build_problem(outcome, limits)
     if problem is not None:
@@ -316,6 +322,9 @@ def prepare(
             build(directory, build_command, sandbox, limits, checkout_mb)
         return Submission(team, student_compiler(command, directory), commit)
     except (SubmissionError, ValueError) as e:
+        if isinstance(e, SubmissionError) and e.log:
+            with open(os.path.join(workdir, team.name + TEAM_LOG), "w", encoding="utf-8") as log:
+                log.write(e.log)
         return Submission(team, None, commit, str(e))
 
 
@@ -347,6 +356,9 @@ def prepare_isolated(
     checkout = [os.path.join(workdir, team.name)] if team.repo is not None else []
     own = [*compiler.argv, *checkout]
     isolation = isolate([*grader, os.curdir], own) if isolated else NO_ISOLATION
-    return replace(
-        submission, compiler=compiler.confined(isolation, passed_env), isolation=isolation.mode
-    )
+    confined = compiler.confined(isolation, passed_env)
+    env = os.environ if confined.env is None else confined.env
+    problem = cannot_start(confined.argv, env, isolation)
+    if problem is not None:  # the team's one verdict, not a cannot-start on every test
+        return replace(submission, compiler=None, problem=f"the command cannot start: {problem}")
+    return replace(submission, compiler=confined, isolation=isolation.mode)

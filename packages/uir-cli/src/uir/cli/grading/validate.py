@@ -23,14 +23,14 @@ from .limits import Limits
 from .report import _text as json_text
 from .report import shown
 from .shards import file_digest
-from .testfile import TestFile, TestFileError, read_test
+from .testfile import TestFile, TestFileError, Tolerance, read_test
 from .weeks import Feature, features, later_than
 
 VALID, DUPLICATE, WRONG = "valid", "duplicate", "wrong"
 VALIDITY_KIND = "uir-validate-tests"
 
 # Two tests are the same when their programs print alike and they expect the same things.
-Key = tuple[str, tuple[str, ...], int, int | None]
+Key = tuple[str, tuple[str, ...], int, Tolerance]
 
 
 @dataclass
@@ -84,7 +84,7 @@ def canonical_program(text: str) -> tuple[str, frozenset[Feature] | None]:
 def identity_of(test: TestFile) -> tuple[Key, frozenset[Feature] | None]:
     """A test's identity for duplicates, and what the UOps its program runs use."""
     program, used = canonical_program(test.program)
-    return (program, test.expected_lines, test.expected_exit, test.tolerance_ulp), used
+    return (program, test.expected_lines, test.expected_exit, test.tolerance), used
 
 
 def suite_keys(paths: Iterable[str]) -> dict[Key, str]:
@@ -110,6 +110,10 @@ def submitted_files(directory: str) -> list[tuple[str, str]]:
                 path = os.path.join(root, file)
                 found.append((path, os.path.relpath(path, directory)))
     return sorted(found, key=lambda item: item[1])
+
+
+# The week whose tests may say `# tolerance: R rel` and `A abs` (uir.md sections 10.3 and 12).
+RELATIVE_TOLERANCE_WEEK = 8
 
 
 def _week_reasons(used: frozenset[Feature] | None, week: int, rejected: bool) -> list[str]:
@@ -159,6 +163,11 @@ def validate(
         tests[item.path] = test
         keys[item.path], used = identity_of(test)
         item.reasons += _week_reasons(used, week, rejected=test.expected_exit != 0)
+        if test.tolerance.ulp is None and test.tolerance and week < RELATIVE_TOLERANCE_WEEK:
+            item.reasons.append(
+                f"uses a tolerance in rel/abs, of week {RELATIVE_TOLERANCE_WEEK}, not allowed in "
+                f"week {week}"
+            )
     results: dict[str, list[TestResult]] = {path: [] for path in tests}
     for _ in range(runs):
         if stop is not None and stop.is_set():
