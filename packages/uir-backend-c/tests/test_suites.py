@@ -1,7 +1,9 @@
 """Every suite program that runs (expect-exit 0) gives the interpreter's output on `c`.
 
 All programs compile in one compiler run (compile_many); outputs are compared as printed text,
-and also against the file's own `# expect:` lines, which were worked out independently.
+and also against the file's own `# expect:` lines, which were worked out independently. Week 6's
+big_ programs are compared with their `# expect:` lines only: the interpreter holds every shaped
+intermediate whole (spec/uir-week6.md 2.5), 256 MiB and more each there (suites/week6/README.md).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 
 from uir.backend.c.plugin import CBackend, compile_many
+from uir.cli.grading.judge import first_difference
 from uir.cli.main import main
 from uir.core import parse, verify
 from uir.core.interpret import evaluate
@@ -20,7 +23,14 @@ from uir.core.output import format_value
 from uir.testing.backends import scheduled
 
 ROOT = Path(__file__).resolve().parents[3]
-SUITES = [ROOT / "suites" / week for week in ("week1", "week2", "week3", "week4", "week5", "week7")]
+WEEKS = ("week1", "week2", "week3", "week4", "week5", "week6", "week7")
+SUITES = [ROOT / "suites" / week for week in WEEKS]
+
+
+def interpreted(path: Path) -> bool:
+    """Whether the interpreter runs the program here too (not week 6's big_ programs)."""
+    return not (path.parent.name == "week6" and path.name.startswith("big_"))
+
 
 pytestmark = pytest.mark.skipif(not CBackend().available()[0], reason="no C compiler")
 
@@ -73,6 +83,7 @@ def programs():
 
 def test_the_suites_are_there(programs):
     assert len(programs) >= 300
+    assert sum(path.parent.name == "week6" for path, _, _ in programs) >= 120
 
 
 def test_every_suite_program_gives_the_interpreters_output_on_c(programs):
@@ -80,18 +91,17 @@ def test_every_suite_program_gives_the_interpreters_output_on_c(programs):
     for path, program, compiled in programs:
         expect, tolerance = directives(path.read_text())
         c_values = compiled.run()
-        interp_values = evaluate(program.sink)
+        interp_values = evaluate(program.sink) if interpreted(path) else c_values
         for source, c, ref in zip(program.sink.src, c_values, interp_values, strict=True):
             if tolerance and source.dtype.is_float:
                 if ulps(c, ref) > tolerance:
                     mismatches.append((path.name, c, ref))
             elif format_value(c, source.dtype) != format_value(ref, source.dtype):
                 mismatches.append((path.name, c, ref))
-        if not tolerance:
-            pairs = zip(c_values, program.sink.src, strict=True)
-            printed = [format_value(v, s.dtype) for v, s in pairs]
-            if printed != expect:
-                mismatches.append((path.name, printed, expect))
+        pairs = zip(c_values, program.sink.src, strict=True)
+        printed = tuple(format_value(v, s.dtype) for v, s in pairs)
+        if first_difference(tuple(expect), printed, tolerance or None) is not None:
+            mismatches.append((path.name, printed, expect))
     assert mismatches == []
 
 
