@@ -186,12 +186,12 @@ def test_a_line_number_of_two_digits_widens_the_gutter(tmp_path, capsys) -> None
         (
             ["opt", "--passes", "rangify"],
             "unknown pass 'rangify' (did you mean rangeify?) "
-            "(installed: fold, inline, rangeify, simplify)",
+            "(installed: autodiff, fold, inline, rangeify, simplify)",
         ),
         (
             ["run", "--skip", "simplfy"],
             "unknown pass 'simplfy' (did you mean simplify?) "
-            "(installed: fold, inline, rangeify, simplify)",
+            "(installed: autodiff, fold, inline, rangeify, simplify)",
         ),
         (
             ["run", "--backend", "inter"],

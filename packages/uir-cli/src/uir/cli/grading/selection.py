@@ -1,7 +1,7 @@
 """Which tests `uir test` runs, as pytest users expect (spec/grading.md section 1): `-k EXPR`
-keeps the tests whose path matches an expression of words (`idiv and not negative`), `--lf`
-the tests that did not pass last time, remembered in `.uir-cache/lastfailed.json` of the
-directory `uir test` runs in."""
+keeps the tests whose directory and file name match an expression of words (`idiv and not
+negative`), `--lf` the tests that did not pass last time, remembered in
+`.uir-cache/lastfailed.json` of the directory `uir test` runs in."""
 
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ def _tokens(expression: str) -> list[str]:
 
 
 def matcher(expression: str) -> list[str]:
-    """Check `-k EXPR` once: words (matched as case-insensitive substrings of a test's path),
-    `and`, `or`, `not` and parentheses; a UsageError for anything else."""
+    """Check `-k EXPR` once: words (case-insensitive substrings of a test's directory and file
+    name), `and`, `or`, `not` and parentheses; a UsageError for anything else."""
     tokens = _tokens(expression)
     if not tokens:
         raise UsageError("-k needs an expression: words, and, or, not, parentheses")
@@ -90,7 +90,13 @@ def _evaluate(tokens: Sequence[str], path: str) -> bool:
 def keyword_selected(paths: Sequence[str], expression: str) -> list[str]:
     """The tests of `paths` that `-k expression` keeps, in order."""
     tokens = matcher(expression)
-    return [path for path in paths if _evaluate(tokens, path)]
+    return [path for path in paths if _evaluate(tokens, _shown_name(path))]
+
+
+def _shown_name(path: str) -> str:
+    """What `-k` matches: the test's directory and file name (`week3/idiv_negative.uir`), not
+    the directories above them, so that a selection does not depend on where the checkout is."""
+    return os.path.join(os.path.basename(os.path.dirname(path)), os.path.basename(path))
 
 
 def _cache_path(directory: str) -> str:
