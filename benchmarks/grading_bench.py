@@ -26,6 +26,7 @@ import dataclasses
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,11 +36,19 @@ from pathlib import Path
 from uir.cli.grading import crossgrade, matrix, resultlog
 from uir.cli.grading.forkserver import ForkServer
 from uir.cli.grading.harness import Compiler, reference_compiler, run_tests
-from uir.cli.grading.isolation import Isolation, find_bwrap, find_cgroups
+from uir.cli.grading.isolation import (
+    SANDBOX_PATH,
+    Isolation,
+    find_bwrap,
+    find_cgroups,
+    find_identity,
+)
 from uir.cli.grading.limits import Limits
 from uir.cli.grading.sandbox import ExecLauncher
 
 SUITE = Path(__file__).resolve().parents[1] / "suites" / "week1"
+# The student compiler runs in the sandbox, which has the system's Python, not this one.
+PYTHON = shutil.which("python3", path=SANDBOX_PATH) or sys.executable
 # A compiler that does no work: it prints the expected lines of the test it was given, which the
 # bench hands it through a side file. What it costs is the price of starting a Python.
 ECHO = """import sys
@@ -81,6 +90,11 @@ def _names(compilers: int, tests: int) -> tuple[list[str], list[str]]:
     ]
 
 
+def _digest(j: int) -> str:
+    """A stand-in for the SHA-256 of test j's file (the log keys results by name and digest)."""
+    return f"{j:064x}"
+
+
 def write_log(directory: str, compilers: int, tests: int) -> int:
     """A results.jsonl as `uir grade` writes it, every pair done; its size in bytes."""
     names, paths = _names(compilers, tests)
@@ -93,6 +107,7 @@ def write_log(directory: str, compilers: int, tests: int) -> int:
                     "compiler": name,
                     "commit": COMMIT,
                     "test": path,
+                    "key": crossgrade.test_key(path, _digest(j)),
                     "verdict": "fail" if failed else "pass",
                     "detail": f"line 1: expected '{j}', got '{j + 1}'" if failed else "",
                     "duration_s": 0.123,
@@ -115,7 +130,9 @@ def log_phase(phase: str, directory: str, compilers: int, tests: int) -> None:
         log = resultlog.Log(os.path.join(directory, crossgrade.LOG_FILE), "bench", None)
         entrants = [crossgrade.Entrant(n, n, Compiler(("x",)), COMMIT) for n in names]
         tally = matrix.Tally(names, paths)
-        kept = crossgrade.replay(log, tally, entrants)
+        digests = {path: _digest(j) for j, path in enumerate(paths)}
+        tests = crossgrade.Tests(tuple(paths), (), digests)
+        kept = crossgrade.replay(log, tally, entrants, tests).taken
         log.close()
         document = matrix.grades([e.describe() for e in entrants], [], tally, {})
         kept = sum(row["tests"] - row["not_run"] for row in document["compilers"])
@@ -156,6 +173,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         # The student compiler reads the expected output from a file named after the test.
         answers = Path(directory)
+        answers.chmod(0o755)  # readable by the sandbox's own uid, when the grader is root
         for test in tests:
             lines = [
                 line.split(":", 1)[1].strip()
@@ -167,14 +185,13 @@ def main() -> None:
         script.write_text(ECHO)
         # `run FILE` comes last: a wrapper turns FILE into the side file's path.
         wrapper = answers / "student"
-        wrapper.write_text(
-            f'#!/bin/sh\nexec {sys.executable} -S {script} "{answers}/$(basename "$2")"\n'
-        )
+        wrapper.write_text(f'#!/bin/sh\nexec {PYTHON} -S {script} "{answers}/$(basename "$2")"\n')
         wrapper.chmod(0o755)
         student = Compiler((str(wrapper),))
         print(f"{len(tests)} tests of {SUITE}, {jobs} at a time, on {os.cpu_count()} CPUs")
         measure("student, no isolation", tests, student, jobs)
-        bwrap, cgroups = find_bwrap(), find_cgroups()
+        identity = find_identity()  # as root: the dedicated uid, through setpriv
+        bwrap, cgroups = find_bwrap(identity), find_cgroups()
         if bwrap is None:
             print("student, bubblewrap: not measured (no working bwrap here)")
         else:
@@ -182,7 +199,7 @@ def main() -> None:
                 if label.endswith("cgroups") and groups is None:
                     print("student, bubblewrap + cgroups: not measured (no cgroups here)")
                     continue
-                isolation = Isolation(bwrap, groups, (str(SUITE),), (str(answers),))
+                isolation = Isolation(bwrap, groups, (str(SUITE),), (str(answers),), identity)
                 sandboxed = dataclasses.replace(student, launcher=ExecLauncher(isolation))
                 measure(f"student, bubblewrap ({label})", tests, sandboxed, jobs)
         measure("reference, python -m uir.cli.main per test", tests, reference_compiler(), jobs)

@@ -42,10 +42,11 @@ MEMORY_PROGRAMS = programs(week=2, dtypes=ALL_DTYPES, approximate=False)
 LOOP_PROGRAMS = programs(week=3, dtypes=ALL_DTYPES, approximate=False)
 SHAPED_PROGRAMS = programs(week=4, dtypes=ALL_DTYPES, approximate=False)
 MOVEMENT_PROGRAMS = programs(week=5, dtypes=ALL_DTYPES, approximate=False)
+FUSION_PROGRAMS = programs(week=6, dtypes=ALL_DTYPES, approximate=False)  # multi-kernel, fused
 BY_WEEK = pytest.mark.parametrize(
     "strategy",
-    [MEMORY_PROGRAMS, LOOP_PROGRAMS, SHAPED_PROGRAMS, MOVEMENT_PROGRAMS],
-    ids=["week2_memory", "week3_loops", "week4_shapes", "week5_movement"],
+    [MEMORY_PROGRAMS, LOOP_PROGRAMS, SHAPED_PROGRAMS, MOVEMENT_PROGRAMS, FUSION_PROGRAMS],
+    ids=["week2_memory", "week3_loops", "week4_shapes", "week5_movement", "week6_fusion"],
 )
 
 

@@ -28,6 +28,7 @@ STRATEGIES = {
     "week3_loops": programs(week=3, dtypes=ALL_DTYPES, approximate=False),
     "week4_shapes": programs(week=4, dtypes=ALL_DTYPES, approximate=False),
     "week5_movement": programs(week=5, dtypes=ALL_DTYPES, approximate=False),
+    "week6_fusion": programs(week=6, dtypes=ALL_DTYPES, approximate=False),
 }
 COUNT = 100
 

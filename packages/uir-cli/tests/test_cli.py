@@ -164,3 +164,30 @@ def test_run_stats_go_to_stderr_and_leave_the_output_alone(tmp_path, capsys):
         " ops 2\n"
         "  intermediate buffers: 0 bytes\n"
     )
+
+
+def test_opt_kernels_prints_a_row_softmax_as_one_kernel_that_runs_as_the_program(tmp_path, capsys):
+    # spec/uir-week6.md 2.2: the row max, the exps, their sum and the division in one row loop
+    text = (
+        "%d = CONST f32[6] (1, 2, 3, 4, 6, 5)\n%b = BUFFER f32[6] %d 0\n%l = LOAD f32[6] %b\n"
+        "%x = RESHAPE f32[2,3] %l\n%m = REDUCE f32[2] %x (MAX, (1))\n"
+        "%mc = RESHAPE f32[2,1] %m\n%me = EXPAND f32[2,3] %mc\n%xs = SUB f32[2,3] %x %me\n"
+        "%e = EXP2 f32[2,3] %xs\n%s = REDUCE f32[2] %e (ADD, (1))\n%sc = RESHAPE f32[2,1] %s\n"
+        "%se = EXPAND f32[2,3] %sc\n%y = FDIV f32[2,3] %e %se\n%out = SINK void %y\n"
+    )
+    path = write(tmp_path, text)
+    assert main(["opt", path, "--kernels"]) == 0
+    listing = capsys.readouterr().out
+    headers = [line for line in listing.splitlines() if line.startswith("# kernel")]
+    assert headers == [
+        "# kernel0 (parallel loop): reads buf0, local1, local2, local0; "
+        "writes local1, local0, local2, buf1"
+    ]
+    assert sum(" = EXP2 " in line for line in listing.splitlines()) == 1
+    # the listing is a program: run whole by the interpreter, the original prints the same;
+    # rows (1, 2, 3) and (4, 6, 5): exp2(-2), exp2(-1), exp2(0) over their sum 1.75 = 1/7, 2/7, 4/7
+    assert main(["run", path]) == 0
+    expected = capsys.readouterr().out
+    assert expected == "0.142857149 0.285714298 0.571428597 0.142857149 0.571428597 0.285714298\n"
+    assert main(["run", write(tmp_path, listing, "listing.uir")]) == 0
+    assert capsys.readouterr().out == expected

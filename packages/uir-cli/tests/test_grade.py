@@ -303,7 +303,9 @@ def test_teams_that_cannot_run_get_verdicts_and_junk_is_not_run(
     assert [(f["verdict"], f["detail"][:11]) for f in rows["gone"]["failures"]] == [
         ("cannot-start", "submission:")
     ]
-    assert rows["missing"]["problem"] is None
+    # A command that cannot start is the team's one verdict, found before any test runs.
+    assert rows["missing"]["problem"].startswith("the command cannot start: ")
+    assert rows["missing"]["problem"].endswith("no-such-compiler: no such file")
     assert [f["verdict"] for f in rows["missing"]["failures"]] == ["cannot-start"]
     assert {n: r["percent"] for n, r in rows.items()} == {
         "reference": 100.0,
@@ -340,3 +342,155 @@ def test_an_out_directory_of_another_run_is_refused(tmp_path: Path) -> None:
     done = _uir(course, "grade", "roster.toml", "--tests", "tests", "--out", "out", check=1)
     assert "holds the results of another grading run" in done.stderr
     assert (course / "out" / "results.jsonl").read_text() == before
+
+
+def test_the_log_does_not_depend_on_how_test_paths_are_spelled(course: Path) -> None:
+    log = course / "out" / "results.jsonl"
+    before = log.read_text()
+    spelled = ["./tests/buggy", str(course / "tests" / "correct"), "tests/../tests/staff"]
+    done = _uir(course, "grade", "roster.toml", "--tests", *spelled, "--out", "out")
+    assert "resuming: 15 results kept" in done.stderr
+    assert log.read_text() == before
+    assert [r["percent"] for r in _grades(course / "out")["compilers"]] == [100.0, 100.0, 60.0]
+    _uir(course, "grade", "roster.toml", "--tests", *TEAM_TESTS, "--out", "out")
+
+
+def test_removing_a_disputed_test_keeps_the_rest_of_the_log(course: Path) -> None:
+    shutil.copytree(course / "out", course / "disputed")
+    log = course / "disputed" / "results.jsonl"
+    before = log.read_text()
+    (course / "kept").mkdir()
+    shutil.copytree(course / "tests" / "staff", course / "kept" / "staff")
+    (course / "kept" / "staff" / "sub_small.uir").unlink()  # the disputed test
+    argv = ["--tests", "tests/buggy", "tests/correct", "kept/staff", "--out", "disputed"]
+    done = _uir(course, "grade", "roster.toml", *argv)
+    assert "resuming: 12 results kept" in done.stderr  # 3 compilers x the 4 tests left
+    assert log.read_text() == before  # nothing ran again
+    rows = {r["name"]: (r["passed"], r["tests"]) for r in _grades(course / "disputed")["compilers"]}
+    assert rows == {"reference": (4, 4), "correct": (4, 4), "buggy": (2, 4)}
+
+
+def test_grade_counts_only_the_tests_validate_tests_judged_valid(course: Path) -> None:
+    students = course / "students"
+    shutil.copytree(course / "tests" / "buggy", students / "buggy")
+    shutil.copytree(course / "tests" / "correct", students / "correct")
+    wrong = ADD_5.replace("expect: 5", "expect: 6")
+    (students / "buggy" / "add_wrong.uir").write_text(wrong)
+    mul = (students / "buggy" / "mul_small.uir").read_text()
+    (students / "correct" / "mul_copy.uir").write_text(mul)  # buggy's came first by name
+    validate = ["validate-tests", "students", "--week", "1", "--suite", "tests/staff"]
+    _uir(course, *validate, "--runs", "1", "--json", "validity.json", check=5)
+    (students / "correct" / "add_small.uir").write_text(ADD_5)  # changed since it was judged
+    argv = ["grade", "roster.toml", "--tests", "students", "tests/staff", "--out", "valid"]
+    done = _uir(course, *argv, "--validity", "validity.json")
+    document = _grades(course / "valid")
+    invalid = {Path(t["path"]).name: t["kind"] for t in document["invalid_tests"]}
+    assert invalid == {
+        "add_wrong.uir": "wrong",
+        "mul_copy.uir": "duplicate",
+        "add_small.uir": "not-validated",
+        "exit_typo.uir": "malformed",
+    }
+    assert [Path(t["path"]).name for t in document["tests"]] == [
+        "max_negative.uir",
+        "mul_small.uir",
+        "max_positive.uir",
+        "sub_small.uir",
+    ]
+    assert "WARNING: the teams' tests count unchecked" not in done.stderr
+    # Without the verdicts every team's test counts (the wrong one fails the reference), and
+    # the grader says so.
+    argv = ["grade", "roster.toml", "--tests", "students", "--out", "unchecked"]
+    unchecked = _uir(course, *argv, check=5)
+    assert "WARNING: the teams' tests count unchecked" in unchecked.stderr
+    failures = _grades(course / "unchecked")["reference_failures"]
+    assert [f["test"] for f in failures] == ["students/buggy/add_wrong.uir"]
+
+
+def _feedback(out: Path, team: str) -> dict:
+    return json.loads((out / "feedback" / team / "results.json").read_text())
+
+
+def test_each_team_gets_feedback_of_its_own(course: Path) -> None:
+    out = course / "out"
+    assert sorted(p.name for p in (out / "feedback").iterdir()) == ["buggy", "correct"]
+    buggy = _feedback(out, "buggy")
+    assert buggy["score"] == 3.0 and buggy["extra_data"]["percent"] == 60.0
+    assert buggy["output"] == "3 of 5 tests passed (60.00%)"
+    status = {t["name"]: t["status"] for t in buggy["tests"]}
+    assert status == {
+        "max_negative": "failed",
+        "mul_small": "passed",
+        "add_small": "passed",
+        "max_positive": "failed",
+        "sub_small": "passed",
+    }
+    failed = next(t for t in buggy["tests"] if t["name"] == "max_positive")
+    assert failed["output"].startswith("fail: line 1: expected '7', got '4'\ntopic: max\n")
+    assert "MAX(7, 4) = 7" in failed["output"]  # the test's own explanation, as uir test shows
+    assert (failed["score"], failed["max_score"], failed["visibility"]) == (0.0, 1.0, "visible")
+    # Its own tests: the MAX test failed by buggy itself counts for nothing.
+    assert buggy["extra_data"]["your_tests"]["bonus"] == 0
+    correct = _feedback(out, "correct")["extra_data"]["your_tests"]
+    assert correct["bonus"] == 1
+    assert correct["caught"] == [{"test": "tests/correct/max_positive.uir", "failed_by": ["buggy"]}]
+    page = (out / "feedback" / "buggy" / "index.html").read_text()
+    assert "max_positive" in page and "correct" not in page.replace("tests/correct", "")
+    assert "Staff only" in (out / "index.html").read_text()
+
+
+def test_hidden_tests_show_as_their_visibility_says(course: Path) -> None:
+    shutil.copytree(course / "tests", course / "hiding")
+    (course / "hiding" / "correct" / "visibility.toml").write_text('default = "pass-fail"\n')
+    (course / "hiding" / "buggy" / "visibility.toml").write_text(
+        '[tests]\nmax_negative = "after-deadline"\n'
+    )
+    (course / "hiding" / "staff" / "visibility.toml").write_text('default = "secret"\n')
+    tests = ["hiding/buggy", "hiding/correct", "hiding/staff"]
+    done = _uir(course, "grade", "roster.toml", "--tests", *tests, "--out", "hidden")
+    # A typo in a visibility file hides its tests' details rather than show a secret.
+    assert "visibility.toml: 'secret' is no level" in done.stderr
+    buggy = _feedback(course / "hidden", "buggy")
+    assert buggy["tests"][-1]["extra_data"] == {
+        "path": "hiding/staff/sub_small.uir",
+        "author": "staff",
+        "shown": "pass-fail",
+    }
+    assert [t["name"] for t in buggy["tests"]] == [
+        "mul_small",
+        "add_small",
+        "max_positive",
+        "sub_small",
+    ]
+    assert buggy["extra_data"]["shown_after_the_deadline"] == 1
+    assert buggy["output"].endswith("; 1 more tests are shown after the deadline")
+    secret = next(t for t in buggy["tests"] if t["name"] == "max_positive")
+    assert (secret["status"], secret["output"], secret["extra_data"]["shown"]) == (
+        "failed",
+        "",
+        "pass-fail",
+    )
+    assert "verdict" not in secret["extra_data"] and "topic" not in secret["extra_data"]
+    page = (course / "hidden" / "feedback" / "buggy" / "index.html").read_text()
+    assert "expected '7'" not in page and "max_negative" not in page
+    assert "a hidden test: its details are not shown" in page
+
+
+def test_the_example_course_runs_as_a_semester(course: Path) -> None:
+    """The README's semester on the example: students' tests validated, the week collected,
+    graded from its manifest, and the gradebook worked out by hand."""
+    validate = ["validate-tests", "tests", "--week", "1", "--suite", "tests/staff", "--runs", "1"]
+    _uir(course, *validate, "--json", "validity1.json", check=5)  # the staff's junk is rejected
+    _uir(course, "collect", "course.toml", "--week", "1", "--early")
+    grade = ["grade", "roster.toml", "--manifest", "weeks/week1/manifest.json", "--tests"]
+    _uir(course, *grade, *TEAM_TESTS, "--validity", "validity1.json")
+    _uir(course, "gradebook", "course.toml", "--out", "gradebook")
+    # Tests: both teams' two tests are valid, 100. Correctness: 100 and 60 (as above). Bonus:
+    # correct's 1 point is 0.5%. c1: 5 + 25 + 15 * 0.8 + 0.5 + 25 * 0.9 + 20 * 0.95 = 84, B;
+    # b1: 5 + 15 + 13.5 + 25 * 0.85 + 20 * 0.8 = 70.75, C; b2: the same but 14 for quizzes.
+    rows = [line.split(",") for line in (course / "gradebook" / "gradebook.csv").open()]
+    assert [(r[0], r[4], r[5], r[-3], r[-2], r[-1].strip()) for r in rows[1:]] == [
+        ("c1", "100.00", "100.00", "0.50", "84.00", "B"),
+        ("b1", "100.00", "60.00", "0.00", "70.75", "C"),
+        ("b2", "100.00", "60.00", "0.00", "68.75", "F"),
+    ]

@@ -10,11 +10,14 @@ from pathlib import Path
 import pytest
 
 from uir.cli.grading.guide import load_caught
+from uir.cli.grading.isolation import SANDBOX_PATH
 from uir.cli.main import main
 
 HERE = Path(__file__).resolve().parent
 SUITE = HERE / "fixtures" / "suite"
 FAKE = HERE / "fixtures" / "compilers" / "fake_compiler.py"
+# A --compiler runs in the sandbox, which has the system's Python, not this installation's.
+PYTHON = shutil.which("python3", path=SANDBOX_PATH) or sys.executable
 
 
 def test_a_passing_suite_exits_0_with_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
@@ -28,9 +31,9 @@ def test_failures_exit_5_and_show_expected_and_actual(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     report = tmp_path / "report.json"
-    command = f"{sys.executable} {FAKE} answer-6"
-    code = main(["test", str(SUITE / "add.uir"), "--compiler", command, "--json", str(report)])
-    assert code == 5
+    command = f"{PYTHON} {FAKE} answer-6"
+    argv = ["test", str(SUITE / "add.uir"), "--compiler", command, "--json", str(report), "-v"]
+    assert main(argv) == 5
     out = capsys.readouterr().out
     assert "add.uir: fail: line 1: expected '5', got '6'" in out
     assert "  expected (exit 0):\n    5\n  actual (exit 0):\n    6" in out
@@ -56,6 +59,7 @@ def test_failures_exit_5_and_show_expected_and_actual(
         "expected_stdout",
         "actual_stdout",
         "tolerance_ulp",
+        "tolerance",  # added in schema 1: rel/abs too (uir.md section 10.3)
         "stderr",
         "duration_s",
         "guide",  # spec/grading.md section 12
@@ -63,7 +67,7 @@ def test_failures_exit_5_and_show_expected_and_actual(
 
 
 def test_a_crashing_compiler_is_reported_by_signal(capsys: pytest.CaptureFixture[str]) -> None:
-    command = f"{sys.executable} {FAKE} segfault"
+    command = f"{PYTHON} {FAKE} segfault"
     assert main(["test", str(SUITE / "add.uir"), "--compiler", command]) == 5
     assert "crash: killed by SIGSEGV" in capsys.readouterr().out
 
@@ -103,16 +107,18 @@ def test_a_failing_test_shows_its_guide_and_the_failures_are_grouped_by_topic(
     (suite / "add.uir").write_text("\n".join(lines))
     (suite / "caught.toml").write_text('[tests]\nadd = ["add-subtracts"]\n')
     report = tmp_path / "report.json"
-    command = f"{sys.executable} {FAKE} answer-6"
-    assert main(["test", str(suite), "--compiler", command, "--json", str(report)]) == 5
+    command = f"{PYTHON} {FAKE} answer-6"
+    argv = ["test", str(suite), "--compiler", command, "--json", str(report), "-v"]
+    assert main(argv) == 5
     out = capsys.readouterr().out
     about = "  about this test:\n    2 + 3, worked out by hand.\n    two plus three is five\n"
     assert "  topic: ADD of ints\n" + about in out
     assert (
         "  known to catch these mistakes (planted bugs of `uir mutants`):\n    add-subtracts" in out
     )
-    last = [" ".join(line.split()) for line in out.rstrip("\n").split("\n")[-4:]]
-    assert last == [
+    shown = [" ".join(line.split()) for line in out.rstrip("\n").split("\n")]
+    at = shown.index("not passed, by topic (1 topic):")
+    assert shown[at : at + 4] == [
         "not passed, by topic (1 topic):",
         "ADD of ints 1 test add",
         "mistakes that fit (every test that catches these planted bugs did not pass):",
@@ -173,3 +179,25 @@ replace = '''
     # --record: what each test caught, other mutants files' entries kept
     assert load_caught(suite) == {"add": ("bug-of-another-file", "add-subtracts")}
     assert main([*argv[:-2], "--only", "add-subtracts"]) == 0
+
+
+def test_a_rel_abs_tolerance_in_uir_test_and_its_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 1/3 in f32 is 0.333333343: 0.3334 is 6.7e-5 away, within 1e-6 abs + 1e-3 rel (3.3e-4);
+    # 0.334 is 6.7e-4 away, outside it.
+    program = "%a = CONST f32 1\n%b = CONST f32 3\n%c = FDIV f32 %a %b\n%out = SINK void %c\n"
+    test = tmp_path / "third.uir"
+    test.write_text("# tolerance: 1e-3 rel\n# tolerance: 1e-6 abs\n# expect: 0.333333\n" + program)
+    report = tmp_path / "r.json"
+    assert main(["test", str(test), "--json", str(report)]) == 0  # the reference's 0.333333343
+    for printed, code in (("0.3334", 0), ("0.334", 5)):
+        compiler = f"{PYTHON} -c print({printed})"
+        argv = ["test", str(test), "--compiler", compiler, "--json", str(report), "-v"]
+        assert main(argv) == code
+        [result] = json.loads(report.read_text())["tests"]
+        assert result["tolerance"] == {"ulp": None, "rel": 0.001, "abs": 1e-06}
+        assert result["tolerance_ulp"] is None
+    out = capsys.readouterr().out
+    assert "expected (exit 0, floats within 1e-06 abs + 0.001 rel):" in out
+    assert "line 1: expected '0.333333', got '0.334'" in out

@@ -1,4 +1,5 @@
-"""Judging a run: exact lines, the ulp tolerance, and the verdict for each way a run ends."""
+"""Judging a run: exact lines, the ulp and rel/abs tolerances, and the verdict for each way a run
+ends."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 from uir.cli.grading.judge import Verdict, judge, lines_match, output_lines, tokens_match
 from uir.cli.grading.sandbox import Outcome, RunStatus
-from uir.cli.grading.testfile import parse_test
+from uir.cli.grading.testfile import Tolerance, parse_test
 
 PROGRAM = "%a = CONST i32 5\n%out = SINK void %a\n"
 
@@ -70,12 +71,55 @@ def test_without_a_tolerance_lines_compare_exactly() -> None:
     ],
 )
 def test_the_tolerance_counts_f32_ulps(expected: str, actual: str, ulps: int, match: bool) -> None:
-    assert tokens_match(expected, actual, ulps) is match
+    assert tokens_match(expected, actual, Tolerance(ulp=ulps)) is match
 
 
 def test_a_tolerance_compares_each_token_of_a_line() -> None:
-    assert lines_match("1 2", "1.00000012 2", 1)
-    assert not lines_match("1 2", "1.00000012", 1)
+    assert lines_match("1 2", "1.00000012 2", Tolerance(ulp=1))
+    assert not lines_match("1 2", "1.00000012", Tolerance(ulp=1))
+
+
+# |got - want| <= A + R * |want|, worked by hand: 100 within 1e-2 rel allows 1 either side, and
+# 1e-3 abs adds 0.001 whatever the value.
+@pytest.mark.parametrize(
+    ("expected", "actual", "tolerance", "match"),
+    [
+        ("100", "101", Tolerance(rel=0.01), True),
+        ("100", "98.99", Tolerance(rel=0.01), False),
+        ("-100", "-99.5", Tolerance(rel=0.01), True),  # |want| scales the bound
+        ("0", "1e-07", Tolerance(rel=0.5), False),  # rel alone allows nothing at zero
+        ("0", "1e-07", Tolerance(abs=1e-06), True),
+        ("0", "-0.000002", Tolerance(abs=1e-06), False),
+        ("100", "101.001", Tolerance(rel=0.01, abs=0.002), True),  # 1 + 0.002
+        ("100", "101.003", Tolerance(rel=0.01, abs=0.002), False),
+        ("1e+30", "1.0000001e+30", Tolerance(rel=1e-6), True),  # f32 and f64 spellings alike
+        ("1.5", "1.5000000000000002", Tolerance(abs=1e-12), True),
+        ("nan", "nan", Tolerance(rel=1.0), True),  # nan only matches nan
+        ("nan", "1", Tolerance(abs=1e30), False),
+        ("1", "nan", Tolerance(abs=1e30), False),
+        ("inf", "inf", Tolerance(rel=1.0), True),  # an infinity only itself
+        ("inf", "3.40282347e+38", Tolerance(rel=1.0), False),
+        ("3.40282347e+38", "inf", Tolerance(rel=1.0), False),
+        ("-inf", "inf", Tolerance(abs=1e30), False),
+        ("true", "false", Tolerance(abs=10.0), False),
+        ("1", "1_0", Tolerance(abs=100.0), False),
+    ],
+)
+def test_a_rel_abs_tolerance_bounds_the_difference(
+    expected: str, actual: str, tolerance: Tolerance, match: bool
+) -> None:
+    assert tokens_match(expected, actual, tolerance) is match
+
+
+def test_a_tolerance_applies_to_float_outputs_only() -> None:
+    # Two outputs, an i32 then an f32: 5 vs 6 is within 1 abs but the i32 line must be exact.
+    program = "%a = CONST i32 5\n%b = CONST f32 0.5\n%out = SINK void %a %b\n"
+    test = parse_test("# tolerance: 1 abs\n# expect: 5\n# expect: 0.5\n" + program, "t")
+    assert test.tolerance.float_lines == (False, True)
+    assert judge(test, _exited(b"5\n1.25\n")).verdict is Verdict.PASS
+    wrong = judge(test, _exited(b"6\n0.5\n"))
+    assert (wrong.verdict, wrong.detail) == (Verdict.FAIL, "line 1: expected '5', got '6'")
+    assert judge(test, _exited(b"5\n1.6\n")).verdict is Verdict.FAIL  # 1.1 away
 
 
 def test_verdicts_for_each_ending() -> None:

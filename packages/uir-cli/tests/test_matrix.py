@@ -111,7 +111,12 @@ def test_reference_failures_and_invalid_tests_are_listed() -> None:
         (T2, "a", "fail")
     ]
     assert document["invalid_tests"] == [
-        {"path": "tests/staff/bad.uir", "author": "staff", "detail": "line 1: malformed"}
+        {
+            "path": "tests/staff/bad.uir",
+            "author": "staff",
+            "kind": "malformed",
+            "detail": "line 1: malformed",
+        }
     ]
     assert document["tests"] == [
         {"path": T1, "author": "a"},

@@ -197,7 +197,10 @@ def test_the_reference_is_a_calibration_row_off_the_curve(tmp_path: Path) -> Non
         ("missing", 0.0, 0),
         ("reference (uir)", 100.0, 1),
     ]
-    assert teams[1]["benchmarks"]["forty_two"]["verdict"] == "cannot-start"
+    # A command that cannot start is found once, before any run: the team is not built.
+    missing = teams[1]["benchmarks"]["forty_two"]
+    assert missing["verdict"] == "not-built"
+    assert missing["detail"].startswith("the command cannot start: ")
 
 
 @pytest.mark.parametrize(

@@ -36,6 +36,19 @@ def test_local_and_git_teams_in_file_order(tmp_path: Path) -> None:
     assert (b.name, b.repo, b.ref, b.line) == ("b", "repos/b", "main", 5)
 
 
+def test_members_are_read_in_order(tmp_path: Path) -> None:
+    path = _roster(
+        tmp_path,
+        '[[team]]\nname = "a"\ncommand = "x"\nmembers = [\n  {id = "ada1", name = "Ada L.", '
+        'email = "ada1@example.edu"},\n  {id = "bob2"},\n]\n',
+    )
+    (team,) = load_roster(path)
+    assert [(m.id, m.name, m.email) for m in team.members] == [
+        ("ada1", "Ada L.", "ada1@example.edu"),
+        ("bob2", "", ""),
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "line", "message"),
     [
@@ -50,6 +63,15 @@ def test_local_and_git_teams_in_file_order(tmp_path: Path) -> None:
         ('[[team]]\nname = "a"\ncommand = "x\n', 3, "not valid TOML"),
         ("teams = 1\n", None, "unknown top-level key 'teams'"),
         ("", None, "lists no team"),
+        ('[[team]]\nname = "a"\ncommand = "x"\nmembers = ["ada"]\n', 1, "list of tables"),
+        ('[[team]]\nname = "a"\ncommand = "x"\nmembers = [{name = "Ada"}]\n', 1, "needs an id"),
+        ('[[team]]\nname = "a"\ncommand = "x"\nmembers = [{id = "a", age = "9"}]\n', 1, "'age'"),
+        (
+            '[[team]]\nname = "a"\ncommand = "x"\nmembers = [{id = "s1"}]\n'
+            '[[team]]\nname = "b"\ncommand = "y"\nmembers = [{id = "s1"}]\n',
+            5,
+            "student 's1' is a member of 'a' too",
+        ),
     ],
 )
 def test_bad_rosters_name_the_line(
@@ -121,6 +143,11 @@ def test_a_repository_that_cannot_be_cloned_is_a_verdict(tmp_path: Path) -> None
     (team,) = load_roster(_roster(tmp_path, path_text("main")))  # repos/team does not exist
     submission = prepare(team, str(tmp_path / "work"))
     assert submission.compiler is None and "git ls-remote failed" in (submission.problem or "")
+    # Issue 28 item 6: the line that says what happened (not git's advice at the end), and
+    # git's whole standard error in the team's log.
+    assert (submission.problem or "").startswith("git ls-remote failed: fatal: ")
+    log = (tmp_path / "work" / "t.log").read_text()
+    assert log.startswith("fatal: ") and "Could not read from remote repository" in log
 
 
 def test_a_ref_that_git_would_take_for_an_option_is_refused(tmp_path: Path) -> None:

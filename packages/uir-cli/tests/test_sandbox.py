@@ -12,28 +12,45 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from uir.cli.grading.isolation import Mode, find_bwrap, find_cgroups
+from uir.cli.grading.isolation import (
+    SANDBOX_PATH,
+    Isolation,
+    Mode,
+    find_bwrap,
+    find_cgroups,
+    find_identity,
+    hidden_paths,
+    no_bwrap_reason,
+)
+from uir.cli.grading.limits import Limits
+from uir.cli.grading.sandbox import run_limited
 from uir.cli.main import main
 
+# The compilers run in the sandbox, which has the system's Python, not this one (spec/grading.md
+# section 3.2).
+PYTHON = shutil.which("python3", path=SANDBOX_PATH) or sys.executable
 HOSTILE = Path(__file__).parent / "fixtures" / "hostile" / "hostile.py"
 MODE = (
     Mode.NONE
-    if find_bwrap() is None
+    if find_bwrap(find_identity()) is None
     else (Mode.FULL if find_cgroups() is not None else Mode.NAMESPACES)
 )
 ISOLATED = MODE != Mode.NONE
 
 
 def hostile(attack: str, *args: str) -> str:
-    return shlex.join([sys.executable, str(HOSTILE), attack, *args])
+    return shlex.join([PYTHON, str(HOSTILE), attack, *args])
 
 
 def make_suite(directory: Path, expected: dict[str, str]) -> Path:
@@ -60,22 +77,23 @@ def test_the_report_records_the_mode_and_a_weaker_one_is_announced(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     suite = make_suite(tmp_path / "suite", {"a": "7"})
-    code, document = grade(suite, f"{sys.executable} -c print(7)", tmp_path / "r.json")
+    code, document = grade(suite, f"{PYTHON} -c print(7)", tmp_path / "r.json")
     assert code == 0
     assert document["isolation"] == MODE
-    warned = "WARNING" in capsys.readouterr().err
-    assert warned == (MODE != Mode.FULL)
+    err = capsys.readouterr().err
+    assert ("WARNING" in err) == (MODE != Mode.FULL)
+    if MODE == Mode.NONE:  # the real reason, not a guess
+        assert f"(why: {no_bwrap_reason(find_identity())})" in err
 
 
 def test_no_isolation_is_recorded_and_announced(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     suite = make_suite(tmp_path / "suite", {"a": "7"})
-    _, document = grade(
-        suite, f"{sys.executable} -c print(7)", tmp_path / "r.json", "--no-isolation"
-    )
+    _, document = grade(suite, f"{PYTHON} -c print(7)", tmp_path / "r.json", "--no-isolation")
     assert document["isolation"] == Mode.NONE
-    assert "NOT isolated" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "NOT isolated" in err and "(why: --no-isolation)" in err  # issue 28 item 6
 
 
 def seen_inside(document: dict[str, object]) -> dict[str, str]:
@@ -105,18 +123,20 @@ def test_inside_the_sandbox_the_compiler_is_nobody_alone_and_offline(
         assert document["isolation"] == Mode.NONE
         assert seen[str(grader)] == "['answers.txt']"  # what the warning is about
         return
-    assert seen["uid"] == "65534 gid 65534"
+    # Root outside is a dedicated unprivileged uid in and out; anyone else is nobody inside.
+    identity = find_identity()
+    uid = identity.uid if identity is not None else 65534
+    assert seen["uid"] == f"{uid} gid {uid}"
     assert int(seen["processes"]) <= 2  # bwrap's init and the compiler: no grader
     assert seen["interfaces"] == "lo"
-    # A private /tmp: its scratch directory, the (empty) ones hiding a suite kept in /tmp, and
-    # the ones leading to the compiler's own files (this checkout, when it lives in /tmp).
-    shown = {tmp_path, Path(sys.executable), HOSTILE}
-    in_tmp = {p.parts[2] for p in shown if len(p.parts) > 2 and p.parts[1] == "tmp"}
+    # A private /tmp: its scratch directory, and the ones leading to the compiler's own files
+    # (this checkout, when it lives in /tmp).
+    in_tmp = {p.parts[2] for p in [HOSTILE] if len(p.parts) > 2 and p.parts[1] == "tmp"}
     assert set(seen["tmp"].split()) - in_tmp == {Path(seen["cwd"]).name}
-    # The suite, its tests and the grader's working directory look empty.
-    assert seen[str(suite)] == "[]"
-    assert seen[str(suite / "a.uir")] in ("", "FileNotFoundError")
-    assert seen[str(grader)] == "[]"
+    # The suite, its tests and the grader's working directory are not in its root at all.
+    assert seen[str(suite)] == "FileNotFoundError"
+    assert seen[str(suite / "a.uir")] == "FileNotFoundError"
+    assert seen[str(grader)] == "FileNotFoundError"
 
 
 def test_a_compiler_spying_on_its_parent_finds_no_test(tmp_path: Path) -> None:
@@ -195,7 +215,7 @@ def test_control_characters_are_escaped_in_the_text_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     suite = make_suite(tmp_path / "suite", {"a": "7"})
-    grade(suite, hostile("ansi"), tmp_path / "r.json")
+    grade(suite, hostile("ansi"), tmp_path / "r.json", "-v")  # -v: the whole output shown
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\r" not in out and "\x07" not in out
     assert "\\x1b[2J\\x1b[H\\x1b[32mall passed\\r" in out
@@ -252,7 +272,7 @@ def test_sigterm_to_the_grader_ends_the_run_with_its_reports(tmp_path: Path) -> 
     report = tmp_path / "r.json"
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    slow = f"{sys.executable} -c 'import time; time.sleep(0.3); print(7)'"
+    slow = f"{PYTHON} -c 'import time; time.sleep(0.3); print(7)'"
     command = [sys.executable, "-m", "uir.cli.main", "test", str(suite), "--compiler", slow]
     grader = subprocess.Popen(
         [*command, "--json", str(report), "-j", "1"],
@@ -277,7 +297,7 @@ def test_sigterm_to_the_grader_ends_the_run_with_its_reports(tmp_path: Path) -> 
 def test_nothing_outlives_a_grader_killed_outright(tmp_path: Path) -> None:
     suite = make_suite(tmp_path / "suite", {"a": "7"})
     token = f"uir-orphan-{os.getpid()}-{time.monotonic_ns()}"
-    sleeper = shlex.join([sys.executable, "-c", "import time; time.sleep(30)", token])
+    sleeper = shlex.join([PYTHON, "-c", "import time; time.sleep(30)", token])
     command = [sys.executable, "-m", "uir.cli.main", "test", str(suite), "--compiler", sleeper]
     grader = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -307,12 +327,31 @@ def test_nothing_outlives_a_grader_killed_outright(tmp_path: Path) -> None:
             os.kill(int(pid), signal.SIGKILL)
 
 
-def test_a_missing_compiler_cannot_start_and_the_run_goes_on(tmp_path: Path) -> None:
+@pytest.mark.parametrize("isolation", [[], ["--no-isolation"]])
+def test_a_compiler_that_cannot_start_is_one_usage_error_up_front(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], isolation: list[str]
+) -> None:
+    # Issue 28 item 6: not one cannot-start verdict per test.
     suite = make_suite(tmp_path / "suite", {"a": "7", "b": "7"})
-    code, document = grade(suite, str(tmp_path / "no-such-uirc"), tmp_path / "r.json")
-    assert verdicts(document) == ["cannot-start", "cannot-start"]
-    assert "no such file" in document["tests"][0]["detail"]
-    assert code == 5
+    (tmp_path / "plain.sh").write_text("echo 7\n")  # not executable
+    (tmp_path / "orphan.sh").write_text("#!/no/such/interpreter\necho 7\n")
+    (tmp_path / "orphan.sh").chmod(0o755)
+    cases = {
+        str(tmp_path / "no-such-uirc"): f"{tmp_path}/no-such-uirc: no such file",
+        str(tmp_path / "plain.sh"): f"{tmp_path}/plain.sh: permission denied",
+        str(tmp_path / "orphan.sh"): "its interpreter /no/such/interpreter (line 1) does not exist",
+        "no-such-uirc-on-path": "no-such-uirc-on-path: no such command on ",
+        str(tmp_path): f"{tmp_path}: permission denied (not an executable file)",
+    }
+    report = tmp_path / "r.json"
+    for compiler, reason in cases.items():
+        argv = ["test", str(suite), "--compiler", compiler, "--json", str(report), *isolation]
+        assert main(argv) == 1
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert "error: --compiler cannot start: " in captured.err
+        assert reason in captured.err
+        assert not report.exists()
 
 
 def test_junk_in_a_suite_is_a_verdict_not_a_crash(tmp_path: Path) -> None:
@@ -320,7 +359,7 @@ def test_junk_in_a_suite_is_a_verdict_not_a_crash(tmp_path: Path) -> None:
     (suite / "notes.txt").write_text("not a test\n")  # not a .uir file: not collected
     (suite / "junk.uir").write_bytes(b"\x00\xff\xfe garbage\n# expect-exit: 9\n")
     (suite / "typo.uir").write_text("# expect-exit: three\n%a = CONST i32 7\n")
-    _, document = grade(suite, f"{sys.executable} -c print(7)", tmp_path / "r.json")
+    _, document = grade(suite, f"{PYTHON} -c print(7)", tmp_path / "r.json")
     # junk.uir has no leading directives (its first line is a statement): it expects exit 0 and
     # no output, and print(7) gets that wrong; typo.uir is a malformed test.
     names = [t["name"] for t in document["tests"]]  # type: ignore[index]
@@ -334,11 +373,11 @@ def test_junk_in_a_suite_is_a_verdict_not_a_crash(tmp_path: Path) -> None:
 def test_signals_inside_the_sandbox_are_crashes_and_cpu_timeouts(tmp_path: Path) -> None:
     # bwrap reports a command killed by signal N as exit 128 + N: the grader reads it back.
     suite = make_suite(tmp_path / "suite", {"a": "7"})
-    segfault = f"{sys.executable} -c 'import os, signal; os.kill(os.getpid(), signal.SIGSEGV)'"
+    segfault = f"{PYTHON} -c 'import os, signal; os.kill(os.getpid(), signal.SIGSEGV)'"
     _, crashed = grade(suite, segfault, tmp_path / "r.json")
     assert crashed["tests"][0]["verdict"] == "crash"
     assert crashed["tests"][0]["signal"] == "SIGSEGV"
-    burn = f"{sys.executable} -c 'while True: pass'"
+    burn = f"{PYTHON} -c 'while True: pass'"
     _, burnt = grade(suite, burn, tmp_path / "r.json", "--cpu-limit", "1", "--timeout", "30")
     assert burnt["tests"][0]["verdict"] == "timeout"
     assert burnt["tests"][0]["signal"] == "SIGXCPU"
@@ -350,7 +389,7 @@ def test_an_isolated_compiler_gets_only_a_plain_environment(
     suite = make_suite(tmp_path / "suite", {"a": "7"})
     monkeypatch.setenv("COURSE_TOKEN", "s3cret")
     monkeypatch.setenv("WANTED", "yes")
-    show = f"{sys.executable} -c 'import os; print(sorted(os.environ))'"
+    show = f"{PYTHON} -c 'import os; print(sorted(os.environ))'"
     options = ["--env", "WANTED", "--env", "SET=here"]
     _, document = grade(suite, show, tmp_path / "r.json", *options)
     [line] = document["tests"][0]["actual_stdout"]
@@ -368,12 +407,12 @@ def test_a_report_through_a_link_or_a_pipe_is_written_not_replaced(tmp_path: Pat
     target.parent.mkdir()
     link = tmp_path / "report.json"
     link.symlink_to(target)
-    grade(suite, f"{sys.executable} -c print(7)", link)
+    grade(suite, f"{PYTHON} -c print(7)", link)
     assert link.is_symlink() and json.loads(target.read_text())["totals"]["passed"] == 1
     pipe = tmp_path / "pipe"
     os.mkfifo(pipe)
     reader = subprocess.Popen(["cat", str(pipe)], stdout=subprocess.PIPE, text=True)
-    main(["test", str(suite), "--compiler", f"{sys.executable} -c print(7)", "--json", str(pipe)])
+    main(["test", str(suite), "--compiler", f"{PYTHON} -c print(7)", "--json", str(pipe)])
     out, _ = reader.communicate(timeout=60)
     assert json.loads(out)["totals"]["passed"] == 1
     assert pipe.is_fifo()
@@ -381,9 +420,186 @@ def test_a_report_through_a_link_or_a_pipe_is_written_not_replaced(tmp_path: Pat
 
 def test_every_run_cgroup_is_removed(tmp_path: Path) -> None:
     suite = make_suite(tmp_path / "suite", {"a": "7", "b": "escaped"})
-    grade(suite, f"{sys.executable} -c print(7)", tmp_path / "r.json")
+    grade(suite, f"{PYTHON} -c print(7)", tmp_path / "r.json")
     grade(suite, hostile("escape", "/nonexistent", "/nonexistent"), tmp_path / "r.json")
     cgroups = find_cgroups()
     if cgroups is not None:
         mine = f"uir-run-{os.getpid()}-"
         assert [p for d in cgroups.parents for p in os.listdir(d) if p.startswith(mine)] == []
+
+
+def test_no_socket_of_the_grader_is_reachable_from_the_sandbox(tmp_path: Path) -> None:
+    # Issue 28: the reference's fork server listened on $TMPDIR/uir-forkserver-*/socket, and
+    # with TMPDIR outside /tmp a team's compiler connected to it and ran code as the grader.
+    # `uir grade` runs the fork server (for the reference) and the team at once.
+    tmpdir, grader = tmp_path / "tmpdir", tmp_path / "grader"
+    tmpdir.mkdir()
+    make_suite(grader / "tests" / "staff", {"a": "7"})  # valid: the reference prints 7
+    listeners = []
+    for path in (str(tmpdir / "grader.sock"), str(grader / "grader.sock"), f"\0uir-{os.getpid()}"):
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+        listener.listen()
+        listeners.append(listener)
+    command = hostile("sockets", "7", f"@uir-{os.getpid()}")
+    (grader / "roster.toml").write_text(
+        f'[[team]]\nname = "spy"\ncommand = {json.dumps(command)}\n'
+    )
+    argv = ["grade", "roster.toml", "--tests", "tests/staff", "--out", "out", "-j", "2"]
+    done = subprocess.run(
+        [sys.executable, "-m", "uir.cli.main", *argv],
+        cwd=grader,
+        env=dict(os.environ, TMPDIR=str(tmpdir)),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    for listener in listeners:
+        listener.close()
+    assert done.returncode == 0, done.stderr
+    rows = {
+        r["name"]: r for r in json.loads((grader / "out" / "grades.json").read_text())["compilers"]
+    }
+    if ISOLATED:
+        assert rows["spy"]["percent"] == 0.0, rows["spy"]["failures"]
+    assert rows["reference"]["percent"] == 100.0
+
+
+def test_a_fork_server_serves_only_the_process_that_started_it() -> None:
+    # Even given a way in (its control channel, inherited by a fork), the server refuses a run
+    # whose socket another process made: it authenticates every client (SO_PEERCRED).
+    from uir.cli.grading.forkserver import ForkServer
+
+    with ForkServer(preload=(), preload_module=False) as server:
+        answer_read, answer_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # another process, holding the control channel
+            os.close(answer_read)
+            mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            socket.send_fds(server.control, [b"r"], [theirs.fileno()])
+            request = {"module": "os", "argv": ["x"], "cwd": "/", "env": {}, "rlimits": []}
+            _, out_write = os.pipe()
+            reply = b"sent"
+            try:
+                socket.send_fds(
+                    mine, [json.dumps(request).encode() + b"\n"], [out_write, out_write]
+                )
+                mine.settimeout(30)
+                reply = mine.recv(4096) or b"refused"
+            except OSError:
+                reply = b"refused"
+            os.write(answer_write, reply)
+            os._exit(0)
+        os.close(answer_write)
+        os.waitpid(pid, 0)
+        with os.fdopen(answer_read, "rb") as answer:
+            assert answer.read() == b"refused"
+        # The harness itself is still served.
+        outcome = run_limited(server, ["x", "-c", "print(5)"], str(Path.cwd()), {}, Limits())
+        assert outcome.exit_code is not None
+
+
+def test_the_sandbox_root_holds_nothing_of_the_grader_or_other_users(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 28: the whole root was visible read-only: /etc/shadow (as root), another checkout's
+    # suite, an earlier report with its expected_stdout, other users' homes.
+    other = make_suite(tmp_path / "elsewhere" / "suite", {"x": "escaped"})
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text('{"expected_stdout": ["escaped"]}\n')
+    home = Path.home()
+    suite = make_suite(tmp_path / "suite", {"a": "escaped"})
+    paths = ["/etc/shadow", "/etc/passwd", str(other / "x.uir"), str(earlier), str(home)]
+    monkeypatch.setenv("HOSTILE_PATHS", os.pathsep.join(paths))
+    _, document = grade(suite, hostile("read"), tmp_path / "r.json", "--env", "HOSTILE_PATHS")
+    if ISOLATED:
+        assert verdicts(document) == ["fail"], document["tests"][0]["actual_stdout"]
+
+
+def test_the_reference_cannot_run_inside_the_sandbox(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 28: with the grader's working directory visible a team ran the grader's .venv and
+    # passed 75% of the tests. Here the grader works in the checkout that holds its .venv.
+    monkeypatch.chdir(Path(sys.prefix).parent)
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "a.uir").write_text(
+        "# expect: 5\n%a = CONST i32 2\n%b = ADD i32 %a %a\n"
+        "%c = CONST i32 1\n%d = ADD i32 %b %c\n%out = SINK void %d\n"
+    )
+    _, document = grade(suite, hostile("reference"), tmp_path / "r.json", "--timeout", "60")
+    if ISOLATED:
+        assert verdicts(document) == ["fail"], document["tests"][0]["stderr"]
+    assert main(["test", str(suite)]) == 0  # the reference itself passes it
+
+
+def test_a_build_is_bounded_in_bytes_and_its_whole_log_is_kept(
+    tmp_path: Path, make_repo: Callable[[Path, dict[str, str]], Path]
+) -> None:
+    # Issue 28: a build left 3.0 GB in its checkout. Each file stays under the file-size limit;
+    # together they pass the checkout limit, which holds during the build too.
+    build = "echo starting; for i in 1 2 3 4; do head -c 400000 /dev/zero > f$i; done; sleep 30"
+    submission = {"uir-submission.toml": f'build = "{build}"\ncommand = "sh c.sh"\n'}
+    make_repo(tmp_path / "repos" / "big", submission)
+    make_suite(tmp_path / "tests" / "staff", {"a": "7"})
+    roster = '[[team]]\nname = "big"\nrepo = "repos/big"\nref = "main"\n'
+    (tmp_path / "roster.toml").write_text(roster)
+    argv = [
+        "grade",
+        "roster.toml",
+        "--tests",
+        "tests/staff",
+        "--out",
+        "out",
+        "--checkout-limit",
+        "1",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "uir.cli.main", *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = {
+        r["name"]: r
+        for r in json.loads((tmp_path / "out" / "grades.json").read_text())["compilers"]
+    }
+    assert (
+        rows["big"]["problem"]
+        == "the build made the checkout larger than the checkout limit of 1 MiB"
+    )
+    assert (tmp_path / "out" / "checkouts" / "big.log").read_text() == "starting\n"
+
+
+def test_what_the_sandbox_shows_of_the_grader_and_of_the_compiler(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The grader works in `course`, whose `out/checkouts/team` holds a team's checkout and whose
+    # `suite` is hidden; its installation is this Python environment and the uir packages.
+    course = tmp_path / "course"
+    checkout = course / "out" / "checkouts" / "team"
+    checkout.mkdir(parents=True)
+    (checkout / "uirc").write_text("#!/bin/sh\n")
+    (course / "suite").mkdir()
+    (course / "uirc").write_text("#!/bin/sh\n")
+    monkeypatch.chdir(course)
+    venv_python = str(Path(sys.prefix) / "bin" / "python")
+    grader = [str(course / "suite"), str(course)]
+    own = [str(checkout / "uirc"), str(checkout), str(course / "uirc"), venv_python]
+    hidden, visible = hidden_paths(grader, own)
+    # The checkout under the working directory is shown; the working directory itself is not,
+    # so a compiler in it is shown alone; the installation never, even when named.
+    assert str(checkout) in visible
+    assert str(course / "uirc") in visible and str(course) not in visible
+    assert not any(v == sys.prefix or v.startswith(sys.prefix + os.sep) for v in visible)
+    assert {str(course / "suite"), str(course), os.path.realpath(sys.prefix)} <= set(hidden)
+    isolation = Isolation("bwrap", None, tuple(hidden), tuple(visible))
+    assert isolation.shows(str(checkout / "uirc")) and isolation.shows("/usr/bin/cc")
+    assert not isolation.shows(str(course / "suite" / "a.uir"))
+    assert not isolation.shows(str(course / "roster.toml"))
+    assert not isolation.shows("/etc/shadow") and not isolation.shows("/home")
+    words = isolation.options(str(tmp_path / "scratch")).split(b"\0")
+    assert b"/etc/shadow" not in words and b"/" not in words[1::3]  # no bind of the root

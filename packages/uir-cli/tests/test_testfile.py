@@ -20,6 +20,33 @@ def test_directives_give_lines_exit_and_tolerance() -> None:
     assert test.tolerance_ulp == 2
 
 
+def test_rel_and_abs_tolerances_may_be_given_together() -> None:
+    test = parse_test("# tolerance: 1e-5 rel\n# tolerance: 0.001 abs\n# expect: 5\n" + PROGRAM, "t")
+    assert (test.tolerance.rel, test.tolerance.abs, test.tolerance.ulp) == (1e-5, 0.001, None)
+    assert str(test.tolerance) == "0.001 abs + 1e-05 rel"
+    assert parse_test("# tolerance: 2 rel\n" + PROGRAM, "t").tolerance.rel == 2.0
+
+
+@pytest.mark.parametrize(
+    ("directives", "message"),
+    [
+        ("# tolerance: 1 rel\n# tolerance: 2 rel\n", "line 2: a second '# tolerance: ... rel'"),
+        ("# tolerance: 1 abs\n# tolerance: 1 abs\n", "line 2: a second '# tolerance: ... abs'"),
+        ("# tolerance: 2 ulp\n# tolerance: 1e-3 rel\n", "line 2: a tolerance in ulp and one in"),
+        ("# tolerance: -1 rel\n", "line 1: malformed directive '# tolerance: -1 rel'"),
+        ("# tolerance: nan abs\n", "line 1: malformed directive"),
+        ("# tolerance: 1e999 abs\n", "line 1: tolerance 1e999 abs is not a finite number"),
+        ("# tolerance: 1e-3 ulp\n", "line 1: malformed directive"),  # ulps are whole
+        ("# tolerance: 1e-3\n", "line 1: malformed directive"),
+        ("# tolerance: 1e-3 relative\n", "line 1: malformed directive"),
+    ],
+)
+def test_a_malformed_rel_or_abs_tolerance_makes_a_bad_test(directives: str, message: str) -> None:
+    with pytest.raises(TestFileError) as caught:
+        parse_test(directives + PROGRAM, "t")
+    assert str(caught.value).startswith(message)
+
+
 def test_the_exit_code_defaults_to_zero_and_tolerance_to_none() -> None:
     test = parse_test("# expect: 5\n" + PROGRAM, "t")
     assert (test.expected_exit, test.tolerance_ulp) == (0, None)

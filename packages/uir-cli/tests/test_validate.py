@@ -3,6 +3,7 @@ repeated runs, the ops of the week, and duplicates; and the table of ops per wee
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -20,8 +21,9 @@ FORTY_TWO = "%x = CONST i32 40\n%y = CONST i32 2\n%s = ADD i32 %x %y\n%out = SIN
 
 
 def test_the_weeks_introduce_every_op_once() -> None:
-    assert ops_of_week(5) == frozenset(Op)
-    assert ops_of_week(10) == ops_of_week(5)  # later weeks add no ops
+    assert ops_of_week(9) == frozenset(Op)
+    assert ops_of_week(8) == ops_of_week(5) == frozenset(Op) - {Op.GRAD}  # weeks 6-8 add no ops
+    assert ops_of_week(10) == ops_of_week(9)
     week1 = ops_of_week(1)
     assert {Op.SINK, Op.CONST, Op.PARAM, Op.CALL, Op.STACK, Op.INDEX, Op.ADD, Op.WHERE} <= week1
     assert Op.BUFFER not in week1 and Op.LOAD in ops_of_week(2) and Op.RANGE not in ops_of_week(2)
@@ -147,6 +149,18 @@ def test_each_rejected_test_says_why(
     assert reasons["bob/notes.txt"] == ["not a test: only .uir files are tests"]
     assert document["totals"] == {"files": 9, "valid": 2, "rejected": 7}
     assert document["week"] == 1 and document["runs"] == 3
+    # Copies are correct tests, told apart from wrong ones (the gradebook's tests component).
+    status = {t["name"]: t["status"] for t in document["tests"]}
+    assert [n for n, s in status.items() if s == "duplicate"] == [
+        "alice/suite_copy.uir",
+        "bob/again.uir",
+    ]
+    assert [n for n, s in status.items() if s == "valid"] == [
+        n for n, w in reasons.items() if not w
+    ]
+    good = hashlib.sha256((tests / "alice" / "good.uir").read_bytes()).hexdigest()
+    assert document["tests"][0]["name"] == "alice/good.uir"
+    assert document["tests"][0]["sha256"] == good
     out = capsys.readouterr().out
     assert "rejected alice/wrong.uir:\n  the reference does not agree" in out
     assert out.endswith("week 1: 9 files, 2 valid tests, 7 rejected\n")
@@ -189,3 +203,30 @@ def test_a_file_name_that_is_not_utf8_is_reported_escaped(tmp_path: Path) -> Non
     assert main([*argv, "--runs", "1", "--json", str(report)]) == 5
     names = [t["name"] for t in json.loads(report.read_text())["tests"]]
     assert names == ["caf\\xe9.txt", "good.uir"]
+
+
+# 1/3 in f32 prints 0.333333343; 0.3333 is 1e-4 away, so 1e-3 rel passes it and 1e-5 rel does not.
+THIRD = "%a = CONST f32 1\n%b = CONST f32 3\n%c = FDIV f32 %a %b\n%out = SINK void %c\n"
+
+
+@pytest.mark.parametrize(("week", "code"), [(7, 5), (8, 0)])
+def test_rel_and_abs_tolerances_are_tests_of_week_8(tmp_path: Path, week: int, code: int) -> None:
+    _write(tmp_path, "t/third.uir", "# tolerance: 1e-3 rel\n# expect: 0.3333\n" + THIRD)
+    _write(tmp_path, "suite/other.uir", "# expect: 42\n" + FORTY_TWO)
+    report = tmp_path / "r.json"
+    argv = ["validate-tests", str(tmp_path / "t"), "--week", str(week), "--runs", "1"]
+    assert main([*argv, "--suite", str(tmp_path / "suite"), "--json", str(report)]) == code
+    [test] = json.loads(report.read_text())["tests"]
+    if week < 8:
+        assert test["reasons"] == ["uses a tolerance in rel/abs, of week 8, not allowed in week 7"]
+    else:
+        assert test["reasons"] == []
+
+
+def test_a_tolerance_too_tight_for_the_reference_is_rejected(tmp_path: Path) -> None:
+    _write(tmp_path, "t/third.uir", "# tolerance: 1e-5 rel\n# expect: 0.3333\n" + THIRD)
+    report = tmp_path / "r.json"
+    argv = ["validate-tests", str(tmp_path / "t"), "--week", "8", "--runs", "1"]
+    assert main([*argv, "--suite", str(tmp_path / "t"), "--json", str(report)]) == 5
+    [test] = json.loads(report.read_text())["tests"]
+    assert test["reasons"][0].startswith("the reference does not agree: fail: line 1: expected")

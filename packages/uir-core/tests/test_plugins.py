@@ -8,7 +8,7 @@ import pytest
 from uir.core.dtypes import F32, I32, VOID
 from uir.core.errors import BackendError, UsageError
 from uir.core.ops import Op
-from uir.core.plugins import Pass, load_registry, run_passes
+from uir.core.plugins import Pass, load_registry, prepare, run_passes
 from uir.core.uop import UOp
 
 _fresh = itertools.count()
@@ -59,7 +59,7 @@ def test_a_lowering_runs_when_named_or_when_the_backend_takes_kernels(plugin):
     registry = load_registry([a])
 
     def chosen(only=(), skip=(), form="program"):
-        return [p.name for p in registry.pipeline(only, skip, form) if p.name.startswith("a")]
+        return [p.name for p in registry.pipeline(only, skip, form) if p.name in ("a1", "a2", "a3")]
 
     assert chosen() == ["a1", "a3"]
     assert chosen(["a2", "a1"]) == ["a1", "a2"]  # pipeline order, whatever order they are named
@@ -67,13 +67,52 @@ def test_a_lowering_runs_when_named_or_when_the_backend_takes_kernels(plugin):
     assert chosen(form="kernels") == ["a1", "a2", "a3"]
     assert chosen(["a1"], form="kernels") == ["a1", "a2"]  # named or not, the lowering runs
     assert chosen(skip=["a1"], form="kernels") == ["a2", "a3"]
-    assert [p.name for p in registry.lowerings() if p.name.startswith("a")] == ["a2"]
+    assert [p.name for p in registry.lowerings() if p.name in ("a1", "a2", "a3")] == ["a2"]
 
 
 def test_a_lowering_cannot_be_skipped_for_a_backend_taking_kernels(plugin):
     registry = load_registry([plugin(passes("a2 lower lowering=True"))])
     with pytest.raises(UsageError, match="pass 'a2' cannot be skipped"):
         registry.pipeline(skip=["a2"], form="kernels")
+
+
+def test_a_required_pass_runs_for_every_form_and_cannot_be_skipped(plugin):
+    registry = load_registry([plugin(passes("a1 simplify", "a2 inline required=True"))])
+
+    def chosen(only=(), skip=(), form="program"):
+        return [p.name for p in registry.pipeline(only, skip, form) if p.name in ("a1", "a2", "a3")]
+
+    assert chosen() == chosen(form="kernels") == ["a2", "a1"]
+    assert chosen(["a1"]) == ["a2", "a1"]  # named or not
+    assert chosen(skip=["a1"]) == ["a2"]
+    for form in ("program", "kernels"):
+        with pytest.raises(UsageError, match="pass 'a2' cannot be skipped"):
+            registry.pipeline(skip=["a2"], form=form)
+
+
+def test_without_optimization_prepare_runs_the_passes_the_form_needs():
+    seen = []
+
+    def record(name):
+        def run(s):
+            seen.append(name)
+            return s
+
+        return run
+
+    chain = [
+        Pass("r", "inline", "required", record("r"), required=True),
+        Pass("o", "simplify", "optimizing", record("o")),
+        Pass("l", "lower", "lowering", record("l"), lowering=True),
+    ]
+    prepare(sink, "program", chain, optimize=False)
+    assert seen == ["r"]
+    seen.clear()
+    prepare(sink, "kernels", chain, optimize=False)
+    assert seen == ["r", "l"]
+    seen.clear()
+    prepare(sink, "kernels", chain)
+    assert seen == ["r", "o", "l"]
 
 
 def test_a_pass_places_itself_right_before_or_after_another_of_its_stage(plugin):

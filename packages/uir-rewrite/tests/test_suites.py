@@ -38,7 +38,7 @@ def printed(sink) -> tuple[str, ...]:
 def assert_prints_expected(test: TestFile, sink, when: str) -> None:
     """The output lines are the test's, within its `# tolerance:` if it has one."""
     lines = printed(sink)
-    index = first_difference(test.expected_lines, lines, test.tolerance_ulp)
+    index = first_difference(test.expected_lines, lines, test.tolerance)
     assert index is None, f"{when}, line {index + 1}: expected {test.expected_lines}, got {lines}"
 
 

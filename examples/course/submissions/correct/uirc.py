@@ -1,9 +1,9 @@
 """Team "correct"'s compiler for the example course: the week-1 programs of its tests (i32 scalars:
 CONST, ADD, SUB, MUL, MAX, MIN and the SINK), interpreted. Run as `python3 uirc.py run FILE`.
 
-A student's compiler is their own code: this one needs nothing but Python, so it runs in the
-grader's sandbox wherever the grader is installed. make_repos.py plants team "buggy"'s bug in a
-copy of it (MAX computes MIN)."""
+A student's compiler is their own code: this one needs nothing but the system's python3, which
+the grader's sandbox shows (its /usr; nothing of the grader's own Python, spec/grading.md section
+3.2). make_repos.py plants team "buggy"'s bug in a copy of it (MAX computes MIN)."""
 
 import sys
 

@@ -16,7 +16,7 @@ def plugins_command(args: argparse.Namespace) -> int:
     lines.append("passes (in pipeline order):")
     for p in registry.passes:
         owner = registry.pass_owners[p.name]
-        note = " (lowering)" if p.lowering else ""
+        note = " (lowering)" if p.lowering else " (required)" if p.required else ""
         lines.append(f"  {p.stage:<9} {p.name:<12} {p.description}{note} [{owner}]")
     if not registry.passes:
         lines.append("  (none installed)")

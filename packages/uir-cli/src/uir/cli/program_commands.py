@@ -15,6 +15,7 @@ from uir.core.errors import BackendError
 from uir.core.kernels import Schedule
 from uir.core.output import format_value
 from uir.core.plugins import Backend, Pass, Registry, form_of, load_registry, prepare, run_passes
+from uir.core.printer import print_schedule
 from uir.core.stats import describe_schedule, memory_needed
 
 from .output import write_output
@@ -154,7 +155,12 @@ def fmt_command(args: argparse.Namespace) -> int:
 def opt_command(args: argparse.Namespace) -> int:
     registry = load_registry(args.plugin_modules)
     program = load_program(read_source(args.file))
-    write_output(print_program(optimize(program.sink, registry, args)))
+    if args.kernels:
+        # the program as the compiling backends get it: lowered and cut (spec/uir-week6.md 3)
+        schedule = prepare(program.sink, "kernels", selected_passes(registry, args, "kernels"))
+        write_output(print_schedule(schedule))  # type: ignore[arg-type]
+    else:
+        write_output(print_program(optimize(program.sink, registry, args)))
     return 0
 
 
@@ -316,4 +322,10 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
     )
     opt.add_argument("file", help="a .uir file, or - for standard input")
     pass_options(opt)
+    opt.add_argument(
+        "--kernels",
+        action="store_true",
+        help="print the program lowered for the compiling backends and cut into kernels, each "
+        "with what it reads and writes",
+    )
     opt.set_defaults(handler=opt_command)

@@ -39,6 +39,11 @@ class DType:
         return (dtype_named, (self.name,))  # unpickles to the one object of this dtype
 
     @property
+    def itemsize(self) -> int:
+        """The bytes of one element in a buffer: a bool takes a byte."""
+        return max(1, self.bits // 8)
+
+    @property
     def is_void(self) -> bool:
         return self.kind is DTypeKind.VOID
 

@@ -76,6 +76,25 @@ class Kernel:
     def name(self) -> str:
         return f"kernel{self.index}"
 
+    @property
+    def summary(self) -> str:
+        """`kernel0 (parallel loop): reads buf0, local1; writes buf1`: how `--stats`, `uir opt
+        --kernels` and the rendered code's comments name a kernel."""
+        kind = "parallel loop" if self.parallel else "in order"
+        reads = ", ".join(buffer_name(b) for b in self.reads) or "-"
+        writes = ", ".join(buffer_name(b) for b in self.writes) or "-"
+        return f"{self.name} ({kind}): reads {reads}; writes {writes}"
+
+
+def buffer_bytes(root: UOp) -> int:
+    """The bytes a BUFFER or LOCAL holds."""
+    return root.type.size * root.dtype.itemsize
+
+
+def buffer_name(root: UOp) -> str:
+    """How kernel listings name a BUFFER or LOCAL: `buf0` (slot 0), `local3` (id 3)."""
+    return f"buf{root.arg}" if root.op is Op.BUFFER else f"local{root.arg}"
+
 
 @dataclass(frozen=True)
 class Schedule:

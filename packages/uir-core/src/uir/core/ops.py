@@ -61,6 +61,8 @@ class Op(enum.Enum):
     PERMUTE = enum.auto()
     PAD = enum.auto()
     FLIP = enum.auto()
+    # gradients (week 9)
+    GRAD = enum.auto()
 
     def __repr__(self) -> str:
         return self.name
@@ -95,14 +97,15 @@ MAX_RANK = 8
 MAX_ELEMENTS = 2**31 - 1
 COMMUTATIVE = frozenset({Op.ADD, Op.MUL, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR, Op.CMPEQ, Op.CMPNE})
 
-# The ops each week of the course introduces (spec/uir-week1.md to uir-week5.md): a week's
-# programs may use its own and every earlier week's. Later weeks introduce no ops.
+# The ops each week of the course introduces (spec/uir-week1.md to uir-week5.md, uir-week9.md):
+# a week's programs may use its own and every earlier week's. Weeks 6 to 8 and 10 introduce no ops.
 WEEK_INTRODUCES: dict[int, frozenset[Op]] = {
     1: frozenset({Op.SINK, Op.CONST, Op.PARAM, Op.CALL, Op.STACK, Op.INDEX}) | ALU,
     2: frozenset({Op.BUFFER, Op.LOCAL, Op.SHRINK, Op.LOAD, Op.STORE, Op.AFTER}),
     3: frozenset({Op.RANGE, Op.END}),
     4: frozenset({Op.REDUCE, Op.EXPAND, Op.STAGE}),
     5: frozenset({Op.RESHAPE, Op.PERMUTE, Op.PAD, Op.FLIP}),
+    9: frozenset({Op.GRAD}),
 }
 
 
@@ -117,6 +120,8 @@ def week_of(op: Op) -> int:
 
 
 # The words an argument may hold besides op names. PARALLEL marks a RANGE whose iterations are
-# independent (spec/uir-week7.md); a word is kept as its text.
+# independent (spec/uir-week7.md); FAST a REDUCE that may fold in any order (spec/uir-week8.md).
+# A word is kept as its text.
 PARALLEL = "PARALLEL"
-WORDS = frozenset({PARALLEL})
+FAST = "FAST"
+WORDS = frozenset({PARALLEL, FAST})

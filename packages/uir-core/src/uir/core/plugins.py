@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import pluggy
 
@@ -55,6 +55,11 @@ class Pass:
     it, and `--skip` cannot remove it (the backend could not run the program). Rangeify is one:
     it lowers shaped values to loops for the backends taking kernels, while the interpreter
     runs the program as written, shaped values whole. `uir opt --passes rangeify` runs it too.
+
+    A pass with `required` true removes from the program something no backend runs, for every
+    form: the pipeline always runs it, whatever `--passes` names, `--skip` cannot remove it and
+    `--no-opt` keeps it. The gradient pass of uir-autodiff is one: it rewrites every GRAD into
+    the ops that compute it, for the interpreter as for the compiling backends.
     """
 
     name: str
@@ -64,6 +69,11 @@ class Pass:
     before: str | None = None
     after: str | None = None
     lowering: bool = False
+    required: bool = False
+
+    def needed(self, form: str) -> bool:
+        """Whether a backend taking `form` cannot run a program without this pass."""
+        return self.required or (self.lowering and form == "kernels")
 
 
 class Compiled(Protocol):
@@ -95,6 +105,17 @@ class Backend(Protocol):
 
     def compile(self, program: UOp | Schedule) -> Compiled:
         """A runnable form of a verified program, given in this backend's form."""
+        ...
+
+
+@runtime_checkable
+class RendersKernels(Protocol):
+    """A backend of form "kernels" that can also give the source of each kernel on its own
+    (the C backend does): `uir viz` shows it beside each kernel of the schedule."""
+
+    def render_kernels(self, program: Schedule) -> list[str]:
+        """One piece of source per kernel of `program`, in schedule order, each as `render`'s
+        translation unit has it."""
         ...
 
 
@@ -161,8 +182,9 @@ class Registry:
         self, only: Sequence[str] = (), skip: Sequence[str] = (), form: str = "program"
     ) -> list[Pass]:
         """The passes to run, in pipeline order: `only` if given, else every optimizing pass,
-        less `skip`; and for form "kernels" every lowering pass too, which `skip` cannot
-        remove (the backend could not run the program without it)."""
+        less `skip`; and every pass the form needs (`Pass.needed`: the required passes, and for
+        form "kernels" the lowerings), which `skip` cannot remove (the backend could not run
+        the program without it)."""
         known = {p.name for p in self.passes}
         for name in (*only, *skip):
             if name not in known:
@@ -173,19 +195,21 @@ class Registry:
                 )
         if form not in FORMS:
             raise BackendError(f"unknown program form '{form}' (forms: {', '.join(FORMS)})")
+        needed = {p.name: p for p in self.passes if p.needed(form)}
         for name in skip:
-            if form == "kernels" and name in {p.name for p in self.lowerings()}:
-                raise UsageError(
-                    f"pass '{name}' cannot be skipped: it lowers the program for this backend"
+            if name in needed:
+                why = (
+                    "lowers the program for this backend"
+                    if not needed[name].required
+                    else ("removes from the program what no backend runs")
                 )
+                raise UsageError(f"pass '{name}' cannot be skipped: it {why}")
         optimizing = [p for p in self.passes if (p.name in only if only else not p.lowering)]
-        wanted = {p.name for p in optimizing if p.name not in skip}
-        if form == "kernels":
-            wanted.update(p.name for p in self.lowerings())
+        wanted = {p.name for p in optimizing if p.name not in skip} | set(needed)
         return [p for p in self.passes if p.name in wanted]
 
     def optimizations(self) -> list[Pass]:
-        """The passes run when none are named, in pipeline order."""
+        """The passes run when none are named, in pipeline order (the required ones too)."""
         return [p for p in self.passes if not p.lowering]
 
     def lowerings(self) -> list[Pass]:
@@ -243,13 +267,20 @@ def form_of(backend: Backend) -> str:
 
 def prepare(sink: UOp, form: str, passes: Sequence[Pass], optimize: bool = True) -> UOp | Schedule:
     """`sink` brought to `form` (FORMS; `form_of(backend)`): after `passes` (a
-    `Registry.pipeline` for that form), or only the lowering passes among them when `optimize`
-    is false; for form "kernels" the result is cut into kernels once (uir.core.kernels). This
-    is the one place a program is lowered and scheduled: backends render or run what they get."""
+    `Registry.pipeline` for that form), or only those the form needs (`Pass.needed`) when
+    `optimize` is false; for form "kernels" the result is cut into kernels once
+    (uir.core.kernels). This is the one place a program is lowered and scheduled: backends
+    render or run what they get. A GRAD that no pass removed is exit 4 naming the package that
+    computes gradients (uir.md 10.4): no backend runs GRAD."""
     if form not in FORMS:
         raise BackendError(f"unknown program form '{form}' (forms: {', '.join(FORMS)})")
-    chosen = list(passes) if optimize else [p for p in passes if p.lowering]
+    chosen = list(passes) if optimize else [p for p in passes if p.needed(form)]
     result = run_passes(sink, chosen)
+    if any(uop.op is Op.GRAD for uop in result.toposort()):
+        raise BackendError(
+            "this program takes gradients (GRAD), which the package uir-autodiff computes: "
+            "install uir-autodiff (`uv add uir-autodiff`, or `pip install uir-autodiff`)"
+        )
     if form == "program":
         return result
     return schedule_kernels(inline_calls(sink), inline_calls(result))

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 from .bounds import bounds
 from .calls import inline_calls
-from .dtypes import DType
-from .kernels import Kernel, Schedule, schedule_kernels
+from .kernels import Kernel, Schedule, buffer_bytes, schedule_kernels
 from .ops import ALU, Op
 from .schedule import Block
 from .uop import UOp
@@ -37,10 +36,6 @@ class Stats:
             f"bytes written {self.bytes_written}, ops {self.ops}"
         )
         return line if self.exact else f"{line} (upper bounds: a loop end or a gate varies)"
-
-
-def _itemsize(dtype: DType) -> int:
-    return max(1, dtype.bits // 8)  # a bool is a byte in every buffer
 
 
 def _trip_count(rng: UOp, stats: Stats) -> int:
@@ -68,11 +63,11 @@ def _count(block: Block, runs: int, stats: Stats) -> None:
             stats.ops += runs * item.src[0].type.size
         elif item.op is Op.LOAD:
             _gated(item.src[0], stats)
-            stats.bytes_read += runs * item.type.size * _itemsize(item.dtype)
+            stats.bytes_read += runs * item.type.size * item.dtype.itemsize
         elif item.op is Op.STORE:
             _gated(item.src[0], stats)
             value = item.src[1]
-            stats.bytes_written += runs * value.type.size * _itemsize(value.dtype)
+            stats.bytes_written += runs * value.type.size * value.dtype.itemsize
 
 
 def kernel_stats(kernel: Kernel) -> Stats:
@@ -80,6 +75,11 @@ def kernel_stats(kernel: Kernel) -> Stats:
     stats = Stats(kernels=1)
     _count(Block(None, list(kernel.items)), 1, stats)
     return stats
+
+
+def describe_kernel(kernel: Kernel) -> str:
+    """One kernel's counts on one line: `loops 1, bytes read 8, bytes written 4, ops 2`."""
+    return kernel_stats(kernel).describe().removeprefix("kernels 1, ")
 
 
 def schedule_stats(schedule: Schedule) -> Stats:
@@ -100,28 +100,16 @@ def intermediate_bytes(schedule: Schedule) -> int:
     """The bytes of the LOCALs the schedule's kernels use (rangeify's materialized values and the
     program's own scratch): each lives for the whole run, so this is their peak too."""
     roots = dict.fromkeys(r for k in schedule.kernels for r in (*k.reads, *k.writes))
-    return sum(r.type.size * _itemsize(r.dtype) for r in roots if r.op is Op.LOCAL)
+    return sum(buffer_bytes(r) for r in roots if r.op is Op.LOCAL)
 
 
 def describe_schedule(schedule: Schedule) -> str:
     """What `uir run --stats` prints: the summary line, then one line per kernel (what it is,
     the buffers it reads and writes, its counts), then the bytes of intermediate buffers."""
     lines = [f"stats: {schedule_stats(schedule).describe()}"]
-    for kernel in schedule.kernels:
-        kind = "parallel loop" if kernel.parallel else "in order"
-        reads = ", ".join(buffer_name(b) for b in kernel.reads) or "-"
-        writes = ", ".join(buffer_name(b) for b in kernel.writes) or "-"
-        lines.append(
-            f"  {kernel.name} ({kind}): reads {reads}; writes {writes}; "
-            f"{kernel_stats(kernel).describe().removeprefix('kernels 1, ')}"
-        )
+    lines.extend(f"  {kernel.summary}; {describe_kernel(kernel)}" for kernel in schedule.kernels)
     lines.append(f"  intermediate buffers: {intermediate_bytes(schedule)} bytes")
     return "\n".join(lines) + "\n"
-
-
-def buffer_name(root: UOp) -> str:
-    """How stats and kernel listings name a BUFFER or LOCAL: `buf0` (slot 0), `local3` (id 3)."""
-    return f"buf{root.arg}" if root.op is Op.BUFFER else f"local{root.arg}"
 
 
 def program_stats(sink: UOp) -> Stats:
@@ -135,8 +123,8 @@ def memory_needed(sink: UOp) -> tuple[int, int]:
     """What a program as written holds in memory at least: the bytes of its buffers (BUFFERs and
     LOCALs) together, and of its largest value or buffer. What an out-of-memory error quotes."""
     everything = sink.toposort()
-    sizes = [u.type.size * _itemsize(u.dtype) for u in everything if not u.dtype.is_void]
+    sizes = [u.type.size * u.dtype.itemsize for u in everything if not u.dtype.is_void]
     buffers = sum(
-        u.type.size * _itemsize(u.dtype) for u in everything if u.op in (Op.BUFFER, Op.LOCAL)
+        u.type.size * u.dtype.itemsize for u in everything if u.op in (Op.BUFFER, Op.LOCAL)
     )
     return buffers, max(sizes, default=0)

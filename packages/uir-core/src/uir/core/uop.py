@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from . import shapes
 from .dtypes import I32, VOID, DType, Type
 from .elements import Elements, arg_key
-from .ops import PARALLEL, Op
+from .ops import FAST, PARALLEL, Op
 
 __all__ = ["UOp", "arg_key"]
 
@@ -138,8 +138,9 @@ class UOp:
         axes = tuple(axes)
         return UOp(Op.FLIP, shapes.flip(self.type, axes), (self,), axes)
 
-    def reduce(self, op: Op, axes: Sequence[int]) -> UOp:
-        arg = (op, tuple(axes))
+    def reduce(self, op: Op, axes: Sequence[int], fast: bool = False) -> UOp:
+        """`op` folded over `axes`; `fast` lets it fold in any order (spec/uir-week8.md)."""
+        arg = (op, tuple(axes), FAST) if fast else (op, tuple(axes))
         return UOp(Op.REDUCE, shapes.reduce(self.type, arg), (self,), arg)
 
     def stage(self) -> UOp:
@@ -184,18 +185,25 @@ class UOp:
 
         With `bodies` false the walk does not enter CALL bodies (a CALL's src[0]).
         """
-        seen: set[UOp] = set()
-        order: list[UOp] = []
-        stack: list[tuple[UOp, bool]] = [(self, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                order.append(node)
-                continue
-            if node in seen:
-                continue
-            seen.add(node)
-            stack.append((node, True))
-            src = node.src[1:] if node.op is Op.CALL and not bodies else node.src
-            stack.extend((s, False) for s in reversed(src) if s not in seen)
-        return order
+        if bodies:
+            return sources_first(self, lambda node: node.src)
+        return sources_first(self, lambda node: node.src[1:] if node.op is Op.CALL else node.src)
+
+
+def sources_first(root: UOp, sources: Callable[[UOp], Sequence[UOp]]) -> list[UOp]:
+    """Every UOp reachable from `root` through `sources`, each after its sources, without
+    recursion (graphs 100,000 UOps deep work)."""
+    seen: set[UOp] = set()
+    order: list[UOp] = []
+    stack: list[tuple[UOp, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.append((node, True))
+        stack.extend((s, False) for s in reversed(sources(node)) if s not in seen)
+    return order

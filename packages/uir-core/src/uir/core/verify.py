@@ -19,6 +19,7 @@ from .calls import Origins, inline_calls
 from .dtypes import BOOL, I32, VOID, Type
 from .elements import Elements
 from .errors import VerifyError
+from .gradients import grad_order, on_path
 from .loops import (
     Ranges,
     carried_across,
@@ -42,13 +43,28 @@ from .shapes import ShapeError
 from .uop import UOp
 
 # Ops a CALL body may hold: values only, no effects, memory or loops (uir.md sections 5, 8, 9).
-BODY_OPS = ALU | MOVEMENT | {Op.CONST, Op.PARAM, Op.CALL, Op.STACK, Op.INDEX, Op.REDUCE, Op.STAGE}
+BODY_OPS = (
+    ALU
+    | MOVEMENT
+    | {
+        Op.CONST,
+        Op.PARAM,
+        Op.CALL,
+        Op.STACK,
+        Op.INDEX,
+        Op.REDUCE,
+        Op.STAGE,
+        Op.GRAD,
+    }
+)
 # The shaped values that may run inside a loop: week 1's small vectors (uir.md section 7). After
 # inlining, a CALL returning one is one of these too.
 SMALL_VECTORS = frozenset({Op.STACK, Op.CONST})
 # Ops whose checks accept memory references, places or effects among their sources; every other
 # op takes values only (uir.md section 6).
-MEMORY_AWARE = frozenset({Op.SHRINK, Op.INDEX, Op.LOAD, Op.STORE, Op.AFTER, Op.END, Op.SINK})
+MEMORY_AWARE = frozenset(
+    {Op.SHRINK, Op.INDEX, Op.LOAD, Op.STORE, Op.AFTER, Op.END, Op.SINK, Op.GRAD}
+)
 
 
 class _Checker:
@@ -414,7 +430,8 @@ def _check_alu(c: _Checker, uop: UOp) -> None:
 
 
 def _check_reduce(c: _Checker, uop: UOp) -> None:
-    """`REDUCE T x (OP, (axes...))` folds the listed axes of x away (uir.md section 8)."""
+    """`REDUCE T x (OP, (axes...))` folds the listed axes of x away (uir.md section 8); with
+    `FAST` last in the argument it may fold them in any order (spec/uir-week8.md)."""
     c.arity(uop, 1)
     x = uop.src[0]
     want = c.typed(uop, shapes.reduce, x.type, uop.arg)
@@ -462,6 +479,77 @@ def _check_parallel_dep(c: _Checker, after: UOp, buffer: UOp, dep: UOp) -> None:
                     "this AFTER reads a LOCAL after the loop of the PARALLEL RANGE"
                     f"{c.line_note(next(iter(carried)))}, across which it is carried: there it "
                     "is each iteration's own scratch, so no value survives the loop",
+                )
+
+
+def _check_grad(c: _Checker, uop: UOp) -> None:
+    """`GRAD T loss x`: the gradient of the rank-0 float `loss` with respect to the float value
+    `x`, of x's type (uir.md section 10.4). The rules on paths are `_check_gradients`'."""
+    c.no_arg(uop)
+    c.arity(uop, 2)
+    loss, x = uop.src
+    for role, s in (("loss", loss), ("variable", x)):
+        if kind(s) is not Kind.VALUE:
+            hint = (
+                ": LOAD it, and take the gradient with respect to the LOAD"
+                if kind(s) is Kind.MEMORY
+                else ""
+            )
+            raise c.fail(
+                uop, f"GRAD's {role} must be a value, and {_what(s)} is {kind(s).value}{hint}"
+            )
+    if not loss.dtype.is_float or loss.type.shape:
+        hint = ": REDUCE it to a scalar first" if loss.dtype.is_float else ""
+        raise c.fail(uop, f"GRAD's loss must be a rank-0 float value, not {loss.type}{hint}")
+    if not x.dtype.is_float:
+        raise c.fail(
+            uop,
+            f"GRAD is taken with respect to a float value, not {x.type}: "
+            "nothing flows through ints or bools",
+        )
+    if uop.type != x.type:
+        raise c.fail(
+            uop, f"GRAD with respect to a value of type {x.type} has that type, not {uop.type}"
+        )
+
+
+def _is_reduce_mul(uop: UOp) -> bool:
+    return uop.op is Op.REDUCE and uop.arg[0] is Op.MUL
+
+
+def _check_gradients(c: _Checker, flat: UOp, statements: list[UOp]) -> None:
+    """No GRAD inside a loop, and no path from a GRAD's x to its loss through a REDUCE MUL
+    (uir.md 10.4). Judged on the inlined graph `flat`, whose UOps are `statements`, since a
+    gradient goes through CALLs as if they were inlined."""
+    grads = [uop for uop in statements if uop.op is Op.GRAD]
+    if grads and any(uop.op is Op.RANGE for uop in statements):
+        inside = c.inside if flat is c.program.sink else ranges_inside(flat)
+        at = naming(c.line_of)
+        for grad in grads:
+            if inside[grad]:
+                loop = at(min(inside[grad], key=lambda r: len(inside[r])))
+                raise c.fail(
+                    grad,
+                    f"GRAD is inside the loop of {loop}: gradients are taken of values outside "
+                    "every loop (a loss computed by a loop reaches GRAD through memory, which no "
+                    "gradient flows through)",
+                )
+    orders: dict[UOp, list[UOp]] = {}
+    for grad in grads:
+        loss, x = grad.src
+        order = orders.get(loss)
+        if order is None:
+            order = orders[loss] = grad_order(loss)
+        if not any(map(_is_reduce_mul, order)):
+            continue
+        for uop in on_path(loss, x, order):
+            if uop is not x and _is_reduce_mul(uop):
+                raise c.fail(
+                    grad,
+                    f"the loss depends on the variable through the REDUCE MUL"
+                    f"{c.line_note(uop)}, which GRAD does not differentiate (a product's "
+                    "gradient divides by its factors): write the product otherwise, as "
+                    "MULs, or EXP2 of a sum of LOG2s for positive factors",
                 )
 
 
@@ -609,6 +697,7 @@ CHECKS: dict[Op, Callable[[_Checker, UOp], None]] = {
     Op.PERMUTE: _movement_check(shapes.permute),
     Op.PAD: _movement_check(shapes.pad),
     Op.FLIP: _check_flip,
+    Op.GRAD: _check_grad,
     **{op: _check_alu for op in ALU},
 }
 
@@ -744,4 +833,5 @@ def verify(program: Program) -> None:
     _check_memory_order(c, flat, statements)
     if any(uop.op is Op.RANGE for uop in statements):
         _check_shapes_outside_loops(c, flat)
+    _check_gradients(c, flat, statements)
     _check_index_bounds(c, statements)

@@ -36,12 +36,12 @@ def simplify(sink: UOp) -> UOp:
     )
 
 
-def lower_shapes(flat: UOp) -> UOp:
+def lower_shapes(flat: UOp, fuse: bool = True) -> UOp:
     """Every shaped value of a program without CALLs lowered to loops over its elements
-    (spec/rangeify.md), then its index arithmetic (div, mod, clamps and gates the movement ops
-    leave) simplified with the bounds of the new RANGEs, which only exist from here on. The very
-    same object when there is nothing to lower. The C backend renders shaped values through it."""
-    lowered = in_loops(rangeify_graph, flat)
+    (spec/rangeify.md; `fuse` false: without week 6's fusion), then its index arithmetic (div,
+    mod, clamps and gates the movement ops leave) simplified with the bounds of the new RANGEs,
+    which only exist from here on. The very same object when there is nothing to lower."""
+    lowered = in_loops(lambda root, origins: rangeify_graph(root, origins, fuse=fuse), flat)
     return flat if lowered is flat else simplify(lowered)
 
 

@@ -36,13 +36,14 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from uir.core.dtypes import I32, VOID, DType, Type
+from uir.core.dtypes import I32, DType, Type
 from uir.core.engine import Origins, graph_rewrite
 from uir.core.errors import BackendError
 from uir.core.loops import range_id
 from uir.core.memory import Kind, kind, version_of
-from uir.core.ops import ALU, PARALLEL, Op
+from uir.core.ops import ALU, Op
 from uir.core.pattern import P, Rules
+from uir.core.shapes import reduce_arg
 from uir.core.uop import UOp
 
 Index = tuple[UOp, ...]
@@ -60,11 +61,19 @@ class Context:
     next_local: int
     next_slot: int
     written: frozenset[UOp]  # buffer versions some effect of the program writes
+    fusible: frozenset[UOp]  # REDUCEs read by one kernel only: fused into it (`_fused`)
+    # values too dear to compute once per reader (`_kept`) -> whether one kernel reads them all
+    costly: dict[UOp, bool]
     materialized: dict[UOp, UOp] = field(default_factory=dict)  # value -> its buffer's version
+    # (REDUCE, index) -> its element; (costly value, index of a row) -> the row's scratch
+    fused: dict[tuple[UOp, Index], UOp] = field(default_factory=dict)
+    # every RANGE rangeify made -> the loops around it, outermost first, itself last
+    chains: dict[UOp, Index] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, sink: UOp) -> Context:
-        """Ids above every id the program uses, and the versions its effects write."""
+    def of(cls, sink: UOp, fuse: bool = True) -> Context:
+        """Ids above every id the program uses, the versions its effects write, and what the
+        fusion policy fuses (nothing with `fuse` false: week 4's policy, for comparisons)."""
         uops = sink.toposort(bodies=False)
 
         def above(op: Op, id_of: Callable[[UOp], int]) -> int:
@@ -78,8 +87,73 @@ class Context:
             return u.arg
 
         return cls(
-            above(Op.RANGE, range_id), above(Op.LOCAL, slot), above(Op.BUFFER, slot), written
+            above(Op.RANGE, range_id),
+            above(Op.LOCAL, slot),
+            above(Op.BUFFER, slot),
+            written,
+            *(_fusion(uops) if fuse else (frozenset(), {})),
         )
+
+
+_SHARED = object()  # the owner of a value that more than one kernel reads
+
+COSTLY = frozenset({Op.EXP2, Op.LOG2, Op.SIN, Op.SQRT})
+"""Ops too dear to compute again for each reader of their result (spec/uir-week6.md 2.3)."""
+
+
+def _fusion(uops: Sequence[UOp]) -> tuple[frozenset[UOp], dict[UOp, bool]]:
+    """The fusion policy (spec/uir-week6.md section 2): the REDUCEs that one kernel reads, each
+    fused into that kernel, and the values of a COSTLY op with more than one reader, each
+    materialized once instead of computed at every read.
+
+    A kernel is named by what it materializes (a STAGE, a REDUCE of its own, an output, a
+    STORE); a value computed element by element belongs to the kernel of its readers when they
+    are all in one. Walking from the SINK towards the leaves, a REDUCE read by one kernel joins
+    it (its source is then computed there too); one read by two kernels is materialized once,
+    not folded again in each. A costly value read by one kernel is kept there, a row at a time
+    (`_kept`); read by two, it is a buffer of its own."""
+    users: dict[UOp, set[UOp]] = {}
+    for u in uops:
+        for s in u.src:
+            users.setdefault(s, set()).add(u)
+    owner: dict[UOp, object] = {}
+    fusible: set[UOp] = set()
+    costly: dict[UOp, bool] = {}
+
+    def kernel_of(user: UOp, value: UOp) -> object:
+        if user.op is Op.SINK:
+            return value  # an output is written by a fill of its own
+        if user in fusible or (_computed_in_place(user) and owner[user] is not _SHARED):
+            return owner[user]
+        if _computed_in_place(user) and user not in costly:
+            return _SHARED  # recomputed in each kernel reading it, its sources too
+        return user  # materialized: a kernel of its own
+
+    for u in reversed(uops):  # readers before what they read
+        kernels = {kernel_of(user, u) for user in users.get(u, ())}
+        owner[u] = kernels.pop() if len(kernels) == 1 else _SHARED
+        if u.op is Op.REDUCE and _folds_last(u) and owner[u] is not _SHARED:
+            fusible.add(u)
+        elif u.op in COSTLY and _computed_in_place(u) and len(users.get(u, ())) > 1:
+            costly[u] = owner[u] is not _SHARED
+    return frozenset(fusible), costly
+
+
+def _folds_last(reduce: UOp) -> bool:
+    """Whether a shaped REDUCE folds its source's last axes only (a row sum, not a column sum)."""
+    _, axes, _ = reduce_arg(reduce.arg)
+    rank = len(reduce.src[0].type.shape)
+    return bool(reduce.type.shape) and sorted(axes) == list(range(rank - len(axes), rank))
+
+
+def _computed_in_place(uop: UOp) -> bool:
+    """Whether rangeify computes the elements of `uop` where they are read (fused), not into a
+    buffer of their own."""
+    if not uop.type.shape or kind(uop) is not Kind.VALUE:
+        return False
+    if uop.op in ALU or uop.op in INDEX_MAPS or uop.op is Op.PAD:
+        return True
+    return uop.op in (Op.LOAD, Op.CONST) or (uop.op is Op.STACK and _stacks_shapes(uop))
 
 
 def _built_on(version: UOp) -> list[UOp]:
@@ -100,11 +174,17 @@ def _const(value: int) -> UOp:
     return UOp(Op.CONST, I32, (), value)
 
 
+def _new_local(type_: Type, ctx: Context) -> UOp:
+    """A LOCAL with a fresh id: every materialized value and scratch has a buffer of its own."""
+    ctx.next_local += 1
+    return UOp(Op.LOCAL, type_, (), ctx.next_local - 1)
+
+
 def _new_range(end: int, ctx: Context, parallel: bool) -> UOp:
     # A fresh id for every loop: two loops over one bound are distinct RANGEs (uir.md 7).
     ctx.next_range += 1
     rid = ctx.next_range - 1
-    return UOp(Op.RANGE, I32, (_const(end),), (rid, PARALLEL) if parallel else rid)
+    return UOp.range(_const(end), rid, parallel)
 
 
 def _output_range(end: int, ctx: Context) -> UOp:
@@ -124,15 +204,27 @@ def _flat(index: Index, shape: Sequence[int]) -> UOp:
         return _const(0)
     flat = index[0]
     for i, dim in zip(index[1:], shape[1:], strict=True):
-        flat = flat.alu(Op.MUL, _const(dim)).alu(Op.ADD, i)
+        flat = _plus(flat if dim == 1 else flat.alu(Op.MUL, _const(dim)), i)
     return flat
+
+
+def _plus(a: UOp, b: UOp) -> UOp:
+    """`a + b`, without adding a zero: an index built through several movement ops then stays
+    one UOp, so that two reads of one element of a fused REDUCE are one (hash-consing)."""
+    if _is_zero(b):
+        return a
+    return b if _is_zero(a) else a.alu(Op.ADD, b)
+
+
+def _is_zero(u: UOp) -> bool:
+    return u.op is Op.CONST and u.arg == 0
 
 
 def element(value: UOp, index: Index) -> UOp:
     """Element `index` of `value` (a scalar is its own only element), as the rules will lower it."""
     if not value.type.shape:
         return value
-    return UOp(Op.INDEX, value.type.scalar, (value, *index))
+    return value.index(*index)
 
 
 def _expand_map(expand: UOp, index: Index) -> Index:
@@ -216,7 +308,7 @@ def _padded(pad: UOp, index: Index, ctx: Context) -> UOp:
         source, at = source.src[0], INDEX_MAPS[source.op](source, at)
     memory = _memory_of(source, ctx)
     if memory is not None:
-        return _load(memory, at, source.type.shape, source.dtype, gate)
+        return _load(memory, at, source.type.shape, gate)
     value = element(pad.src[0], tuple(clamped))
     return gate.alu(Op.WHERE, value, value.const_like(0))
 
@@ -243,10 +335,10 @@ def _fill(dest: UOp, shape: Sequence[int], at: Callable[[Index], UOp], ctx: Cont
     """The effect storing `at(index)` for every index of `shape` into `dest` (a buffer version or
     window of that many elements), row-major: the END of a loop nest (a STORE for a scalar)."""
     ranges = tuple(_output_range(dim, ctx) for dim in shape)
+    _nest_under((), ranges, ctx)
     value = at(ranges)
-    place = UOp(Op.INDEX, value.type, (dest, _flat(ranges, shape)))
-    store = UOp(Op.STORE, VOID, (place, value))
-    return UOp(Op.END, VOID, (store, *ranges)) if ranges else store
+    store = dest.index(_flat(ranges, shape)).store(value)
+    return store.end(*ranges) if ranges else store
 
 
 def _store(dest: UOp, value: UOp, ctx: Context) -> UOp:
@@ -266,7 +358,7 @@ def _identity(op: Op, dtype: DType) -> int | float:
     return dtype.min if op is Op.MAX else dtype.max
 
 
-def _reduce(dest: UOp, reduce: UOp, ctx: Context) -> UOp:
+def _reduce(dest: UOp, reduce: UOp, ctx: Context, around: Index | None = None) -> UOp:
     """The END of the loops folding `reduce` into `dest`: for each output element, an accumulator
     in `dest` starts at the identity and takes every element of the reduced axes in row-major
     order, the loop-carried AFTER of uir.md 7 (`matmul_by_hand` of week 3 has the same shape).
@@ -278,30 +370,94 @@ def _reduce(dest: UOp, reduce: UOp, ctx: Context) -> UOp:
     inside it: a matmul written [M,K,N] with K folded runs i, k, j, its innermost loop reading
     rows of b and updating a row of accumulators in order. Each accumulator still takes its
     terms in the row-major order of the reduced axes, so the result is the same bits whatever
-    the nest."""
+    the nest.
+
+    Materialized (`around` None), the outer loops are the reduction's own and `dest` holds every
+    accumulator. Fused (`_fused`, every reduced axis last), `around` is the consumer's index of
+    the kept axes: the fold runs inside the consumer's loops, and `dest` holds the one
+    accumulator of an iteration of them, each iteration's own scratch (spec/uir-week7.md rule
+    3), which the AFTER starting it lists."""
     (source,) = reduce.src
-    op, axes = reduce.arg
+    op, axes, _ = reduce_arg(reduce.arg)  # FAST or not: the week-4 order is a legal one
     shape = source.type.shape
     first = min(axes, default=len(shape))
-    outer = tuple(_output_range(shape[d], ctx) for d in range(first))
+    if around is None:
+        outer = tuple(_output_range(shape[d], ctx) for d in range(first))
+        _nest_under((), outer, ctx)
+        chain, start, held = outer, dest, reduce.type.shape
+    else:
+        outer, chain = around, _chain_of(around, ctx) or ()
+        start = dest.after(*chain) if chain else dest
+        held = ()
     # The nest carries the accumulators across all its loops, kept axes' too: none is PARALLEL.
     nest = tuple(_reduce_range(shape[d], ctx) for d in range(first, len(shape)))
+    _nest_under(chain, nest, ctx)
     index = outer + nest
     kept = [d for d in range(first, len(shape)) if d not in axes]
     scalar = reduce.type.scalar
 
     def accumulator(memory: UOp, inner: Index) -> UOp:
-        return UOp(Op.INDEX, scalar, (memory, _flat(outer + inner, reduce.type.shape)))
+        at = inner if around is not None else outer + inner
+        return memory.index(_flat(at, held))
 
     fresh = tuple(_output_range(shape[d], ctx) for d in kept)  # the init loop's own
-    init = UOp(Op.STORE, VOID, (accumulator(dest, fresh), _identity_const(op, scalar)))
+    _nest_under(chain, fresh, ctx)
+    init = accumulator(start, fresh).store(_identity_const(op, scalar))
     if fresh:
-        init = UOp(Op.END, VOID, (init, *fresh))
-    carried = UOp(Op.AFTER, dest.type, (dest, init, *nest))
+        init = init.end(*fresh)
+    carried = dest.after(init, *nest)
     place = accumulator(carried, tuple(index[d] for d in kept))
-    total = UOp(op, scalar, (UOp(Op.LOAD, scalar, (place,)), element(source, index)))
-    end = UOp(Op.END, VOID, (UOp(Op.STORE, VOID, (place, total)), *nest))
-    return UOp(Op.END, VOID, (end, *outer)) if outer else end
+    total = place.load().alu(op, element(source, index))
+    end = place.store(total).end(*nest)
+    return end.end(*outer) if outer and around is None else end
+
+
+def _fused(reduce: UOp, index: Index, ctx: Context) -> UOp | None:
+    """Element `index` of `reduce` folded inside the loops of the kernel reading it (the fusion
+    policy, spec/uir-week6.md section 2), or None when that would fold one element more than
+    once: when the loops around the consumer's index run more iterations than the REDUCE has
+    elements. A row softmax reads the row maximum at its row index: the max loop runs once a
+    row, inside the row loop. Only a REDUCE whose reduced axes are the last ones is fusible
+    (`_fusion`): one with a kept axis inside a reduced one keeps its own nest, the
+    program's axis order being its loop order (spec/rangeify.md 2)."""
+    key = (reduce, index)
+    found = ctx.fused.get(key)
+    if found is not None:
+        return found
+    chain = _chain_of(index, ctx)
+    if chain is None or _trips(chain) > reduce.type.size:
+        return None
+    local = _new_local(Type(reduce.dtype, (1,)), ctx)
+    done = local.after(_reduce(local, reduce, ctx, index))
+    found = ctx.fused[key] = _load(done, (), ())
+    return found
+
+
+def _nest_under(chain: Index, ranges: Index, ctx: Context) -> None:
+    """Record that `ranges` nest, outermost first, inside the loops `chain`."""
+    for k, r in enumerate(ranges):
+        ctx.chains[r] = chain + ranges[: k + 1]
+
+
+def _ranges_in(index: Index) -> set[UOp]:
+    return {u for i in index for u in i.toposort() if u.op is Op.RANGE}
+
+
+def _chain_of(index: Index, ctx: Context) -> Index | None:
+    """The loops that an expression of `index` runs inside (outermost first): the chain of its
+    innermost RANGE, or None when its RANGEs are not all on one chain of loops rangeify made (a
+    program's own loop: its trip count is unknown here)."""
+    ranges = _ranges_in(index)
+    chains = [ctx.chains.get(r) for r in ranges]
+    if any(c is None for c in chains):
+        return None
+    longest = max(chains, key=len, default=())
+    return longest if ranges <= set(longest) else None
+
+
+def _trips(chain: Index) -> int:
+    """How many times a statement inside the loops `chain` runs (their ends are constants)."""
+    return math.prod(r.src[0].arg for r in chain)
 
 
 def _identity_const(op: Op, scalar: Type) -> UOp:
@@ -315,25 +471,23 @@ def _materialized(value: UOp, ctx: Context) -> UOp:
         return _materialized(value.src[0], ctx)  # already materialized: no second copy
     found = ctx.materialized.get(value)
     if found is None:
-        local = UOp(Op.LOCAL, _buffer_type(value), (), ctx.next_local)
-        ctx.next_local += 1
+        local = _new_local(_buffer_type(value), ctx)
         if value.op is Op.REDUCE:
             done = _reduce(local, value, ctx)
         elif value.op is Op.STAGE:
             done = _store(local, value.src[0], ctx)
+        elif value.op in ALU:  # a costly value that several kernels read (`_kept`)
+            done = _fill(local, value.type.shape, lambda i: _elementwise(value, i), ctx)
         else:  # a snapshot of the memory a whole-buffer LOAD reads
             shape, memory = value.type.shape, value.src[0]
-            done = _fill(local, shape, lambda i: _load(memory, i, shape, value.dtype), ctx)
-        found = ctx.materialized[value] = UOp(Op.AFTER, local.type, (local, done))
+            done = _fill(local, shape, lambda i: _load(memory, i, shape), ctx)
+        found = ctx.materialized[value] = local.after(done)
     return found
 
 
-def _load(
-    memory: UOp, index: Index, shape: Sequence[int], dtype: DType, gate: UOp | None = None
-) -> UOp:
-    scalar = Type(dtype)
-    at = (memory, _flat(index, shape)) + ((gate,) if gate is not None else ())
-    return UOp(Op.LOAD, scalar, (UOp(Op.INDEX, scalar, at),))
+def _load(memory: UOp, index: Index, shape: Sequence[int], gate: UOp | None = None) -> UOp:
+    """Element `index` of the value of `shape` that `memory` holds flat, read (if `gate`)."""
+    return memory.index(_flat(index, shape), gate=gate).load()
 
 
 def _memory_of(value: UOp, ctx: Context) -> UOp | None:
@@ -357,28 +511,60 @@ def _element_of(ix: UOp, ctx: Context) -> UOp | None:
     value, index = ix.src[0], ix.src[1:]
     op, shape = value.op, value.type.shape
     if op in ALU:
-        return UOp(op, ix.type, tuple(element(s, index) for s in value.src), value.arg)
+        if value in ctx.costly:
+            return _kept(value, index, ctx)
+        return _elementwise(value, index)
     if op in INDEX_MAPS:
         return element(value.src[0], INDEX_MAPS[op](value, index))
     if op is Op.PAD:
         return _padded(value, index, ctx)
     if op is Op.STACK and _stacks_shapes(value):
         return _stacked(value, index)
+    if op is Op.REDUCE and value in ctx.fusible:
+        fused = _fused(value, index, ctx)
+        if fused is not None:
+            return fused
     memory = _memory_of(value, ctx)
     if memory is not None:
-        return _load(memory, index, shape, value.dtype)
+        return _load(memory, index, shape)
     if op is Op.CONST:
         if value.arg.is_fill:
             return UOp(Op.CONST, ix.type, (), value.arg[0])
         if len(shape) == 1:
             return None  # week 1's INDEX of a vector constant: a table in C
         flat = value.replace(type=_buffer_type(value))
-        return UOp(Op.INDEX, ix.type, (flat, _flat(index, shape)))
+        return flat.index(_flat(index, shape))
     if op is Op.STACK and len(shape) == 1:
         return None  # week 1's INDEX of a small vector
     if op is Op.CALL:
         raise BackendError("rangeify needs the program's CALLs inlined first")
     raise BackendError(f"rangeify cannot lower an element of {op} {value.type}")
+
+
+def _elementwise(value: UOp, index: Index) -> UOp:
+    """Element `index` of an elementwise op: the op of its sources' elements."""
+    return UOp(value.op, value.type.scalar, tuple(element(s, index) for s in value.src), value.arg)
+
+
+def _kept(value: UOp, index: Index, ctx: Context) -> UOp:
+    """Element `index` of a COSTLY value with several readers, computed once: when the loops
+    around the reader run once per row of `value` (a row softmax's exps, read by the sum and by
+    the division), the row is computed into a scratch LOCAL in that loop and every reader of
+    that row reads it there; else `value` is materialized whole, in a kernel of its own."""
+    prefix, shape = index[:-1], value.type.shape
+    key = (value, prefix)
+    found = ctx.fused.get(key)
+    if found is None:
+        chain = _chain_of(prefix, ctx)
+        if not ctx.costly[value] or not chain or _trips(chain) > math.prod(shape[:-1]):
+            return _load(_materialized(value, ctx), index, shape)
+        local = _new_local(Type(value.dtype, (shape[-1],)), ctx)
+        # a plain range: the row is the scratch of one iteration of `chain` (uir-week7.md rule 3)
+        j = _reduce_range(shape[-1], ctx)
+        _nest_under(chain, (j,), ctx)
+        store = local.after(*chain, j).index(j).store(_elementwise(value, (*prefix, j)))
+        found = ctx.fused[key] = local.after(store.end(j))
+    return _load(found, index[-1:], shape[-1:])
 
 
 def _outputs(sink: UOp, ctx: Context) -> UOp | None:
@@ -396,7 +582,7 @@ def _outputs(sink: UOp, ctx: Context) -> UOp | None:
         if kind(source) is Kind.VALUE:
             buffer = UOp(Op.BUFFER, _buffer_type(source), (), ctx.next_slot)
             ctx.next_slot += 1
-            source = UOp(Op.AFTER, buffer.type, (buffer, _store(buffer, source, ctx)))
+            source = buffer.after(_store(buffer, source, ctx))
         sources.append(source)
     return sink.replace(src=tuple(sources))
 
@@ -433,7 +619,7 @@ rangeify_rules = Rules(
         # A scalar REDUCE (every axis folded) is read from its one-element LOCAL.
         (
             P(Op.REDUCE, name="r").such_that(_is_scalar),
-            lambda r, ctx: _load(_materialized(r, ctx), (), (), r.dtype),
+            lambda r, ctx: _load(_materialized(r, ctx), (), ()),
         ),
         # A scalar is computed once already, outside every loop: STAGE has nothing to add.
         (P(Op.STAGE, src=(P.var("x"),)).such_that(_is_scalar), lambda x: x),
@@ -446,13 +632,15 @@ rangeify_rules = Rules(
 )
 
 
-def rangeify(flat: UOp, origins: Origins | None = None) -> UOp:
+def rangeify(flat: UOp, origins: Origins | None = None, *, fuse: bool = True) -> UOp:
     """The program under `flat`, its CALLs inlined (uir.core.calls.inline_calls), with every
     shaped value lowered to loops; the very same object when it has none. `origins` records what
-    each new UOp stands for."""
+    each new UOp stands for. `fuse` false materializes every REDUCE and computes a costly value
+    at each read, as week 4 did (benchmarks/fusion_bench.py compares the two)."""
     if not any(map(_to_lower, flat.toposort(bodies=False))):
         return flat  # most programs of weeks 1-3: no walk of the rules at all
-    return graph_rewrite(flat, rangeify_rules, Context.of(flat), bottom_up=False, origins=origins)
+    ctx = Context.of(flat, fuse)
+    return graph_rewrite(flat, rangeify_rules, ctx, bottom_up=False, origins=origins)
 
 
 def _to_lower(uop: UOp) -> bool:

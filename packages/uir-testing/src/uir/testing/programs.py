@@ -24,7 +24,12 @@ step is one drawing method of `_Builder`, listed in STEPS with the week whose op
   week-4 step at those ranks, REDUCE over any axes (to a smaller shaped value or a scalar) and a
   whole-buffer LOAD RESHAPEd to any shape, a STORE of a value RESHAPEd to rank 1; chains of
   movement ops (RESHAPE, PERMUTE, EXPAND, PAD, SHRINK of a value, FLIP) drawn as
-  uir.testing.movement draws them, and STACK of shaped values. No value exceeds MAX_ELEMENTS.
+  uir.testing.movement draws them, and STACK of shaped values. No value exceeds MAX_ELEMENTS;
+- week 6: what the fusion policy decides on (spec/uir-week6.md section 2): a value combined with
+  a REDUCE of its own last axes spread back over them (a row softmax's `x - max(x)`, a row
+  normalization), now and then through a costly op read twice (SQRT, or EXP2, LOG2 and SIN
+  where approximate ops are admitted), so that reductions fold inside their reader's row loop
+  and rows are kept in scratch.
 
 A later week adds its ops as a new drawing method and a STEPS entry, not a new generator. Every
 program drawn passes `uir.core.verify.verify`, so a test can run it, print it, rewrite it or
@@ -696,6 +701,32 @@ class _Builder:
             type_ = Type(type_.dtype, type_.shape[1:])  # drop leading axes until it fits
         return movement.stack(*(self.pick_shaped(type_) for _ in range(count)))
 
+    # --- week 6: fusion (spec/uir-week6.md) ---
+
+    def rows(self) -> UOp:
+        """`x OP spread(REDUCE(x) over its last axes)`: the reduction's reader iterates over its
+        kept axes, the pattern the fusion policy folds inside the reader's loops. Now and then
+        `x` is a costly op's result, which the REDUCE and the combination both read."""
+        numbers = [d for d in self.options.dtypes if d.is_number]
+        if not numbers:
+            return self.elementwise()
+        x = self.pick_shaped(self.shaped_type(self.draw(st.sampled_from(numbers))))
+        shape = x.type.shape
+        floats = x.dtype.is_float
+        if floats and self.draw(st.booleans()):
+            costly = (Op.SQRT, *(APPROXIMATE_UNARY if self.options.approximate else ()))
+            x = UOp(self.draw(st.sampled_from(costly)), x.type, (x,))
+        folded = self.draw(st.integers(1, len(shape)))
+        axes = tuple(range(len(shape) - folded, len(shape)))
+        reduced = movement.reduce(x, self.draw(st.sampled_from(REDUCE_OPS)), axes)
+        kept = (*shape[: len(shape) - folded], *(1,) * folded)
+        source = movement.reshape(reduced, kept) if reduced.type.shape else reduced
+        spread = UOp(Op.EXPAND, x.type, (source,))
+        op = self.draw(st.sampled_from((Op.ADD, Op.SUB, Op.MUL, Op.MAX, Op.MIN)))
+        if floats and self.draw(st.booleans()):
+            op = Op.FDIV
+        return UOp(op, x.type, (x, spread))
+
     # --- the program ---
 
     def grow(self, steps: int) -> None:
@@ -771,6 +802,7 @@ STEPS = (
     Step(_Builder.whole_store, week=4, weight=2, in_bodies=False),
     Step(_Builder.movement, week=5, weight=12),  # as often as the week-4 steps together
     Step(_Builder.stack_values, week=5, weight=2),
+    Step(_Builder.rows, week=6, weight=6),
 )
 
 

@@ -10,7 +10,7 @@ from uir.core.plugins import Backend, hookimpl
 from uir.core.uop import UOp
 
 from .abi import ENTRY, layout
-from .render import render_c
+from .render import render_c, render_kernels
 from .runtime import CompiledProgram
 from .toolchain import compile_shared, compiler
 
@@ -29,6 +29,9 @@ class CBackend:
 
     def render(self, program: object) -> str:
         return render_c(require_schedule(program, self.name))
+
+    def render_kernels(self, program: object) -> list[str]:
+        return render_kernels(require_schedule(program, self.name))
 
     def compile(self, program: object) -> CompiledProgram:
         schedule = require_schedule(program, self.name)

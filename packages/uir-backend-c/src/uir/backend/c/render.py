@@ -631,7 +631,7 @@ class _Driver:
         lines = [*emitter.declarations, *emitter.body, *freed]
         text = "\n".join(f"    {line}" for line in lines)
         self.functions.append(
-            f"/* {kernel.name}: {_kernel_summary(kernel)} */\n"
+            f"/* {kernel.summary} */\n"
             f"static void {name}({', '.join(signature) or 'void'}) {{\n{text}\n}}"
         )
         self.calls.append(f"{name}({', '.join(arguments)});")
@@ -660,17 +660,6 @@ class _Driver:
         )
 
 
-def _kernel_summary(kernel: Kernel) -> str:
-    kind = "a PARALLEL loop" if kernel.parallel else "statements in order"
-    reads = ", ".join(_buffer_name(b) for b in kernel.reads) or "nothing"
-    writes = ", ".join(_buffer_name(b) for b in kernel.writes) or "nothing"
-    return f"{kind}; reads {reads}; writes {writes}"
-
-
-def _buffer_name(root: UOp) -> str:
-    return f"BUFFER slot {root.arg}" if root.op is Op.BUFFER else f"LOCAL {root.arg}"
-
-
 def render_c(schedule: Schedule, entry: str = ENTRY) -> str:
     """The C translation unit of a program's schedule of kernels (uir.core.plugins.prepare
     makes it): header comment, helpers, one function per kernel, and the entry point, whose ABI
@@ -682,3 +671,13 @@ def render_c(schedule: Schedule, entry: str = ENTRY) -> str:
     helpers = driver.emitter.helpers.text()
     parts = [_header(abi, entry), INCLUDES, helpers, code]
     return "\n\n".join(p for p in parts if p)
+
+
+def render_kernels(schedule: Schedule, entry: str = ENTRY) -> list[str]:
+    """Each kernel's function in the C of `render_c(schedule, entry)`, in schedule order: the
+    `/* kernelN ... */` comment and the `static void` function it heads, as that translation
+    unit has them (what `uir viz` shows beside each kernel). The helpers they call and the
+    driver are not included."""
+    driver = _Driver(schedule, layout(schedule.source), entry)
+    driver.render()
+    return driver.functions

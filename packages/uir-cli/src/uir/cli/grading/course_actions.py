@@ -15,8 +15,8 @@ from pathlib import Path
 from uir.core.errors import UsageError
 
 from ..output import write_output
+from . import collection, gradebook, perf_report, resultlog, validate
 from . import perf as perf_scoring
-from . import perf_report, resultlog, validate
 from .actions import (
     NOT_PASSED,
     _collect,
@@ -26,11 +26,13 @@ from .actions import (
     stop_on_signals,
     warn_if_weaker,
 )
+from .course import load_course
 from .harness import Compiler, reference_compiler, reference_run_args
 from .isolation import Mode, isolate
 from .limits import Limits
 from .mutants import repository_root
 from .roster import Team, load_roster
+from .runs import week_files
 from .shards import Shard, file_digest, fingerprint, select, write_partial
 from .submissions import Submission, prepare_isolated
 from .testfile import TestFile, TestFileError, read_test
@@ -95,9 +97,16 @@ def _benchmarks(directory: str) -> list[TestFile]:
 class _Teams:
     """Each team's compiler, prepared (cloned, built, isolated) the first time it is needed."""
 
-    def __init__(self, args: argparse.Namespace, teams: list[Team], reports: list[str]) -> None:
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        teams: list[Team],
+        reports: list[str],
+        problems: dict[str, tuple[str | None, str]],
+    ) -> None:
         self.args = args
         self.teams = {team.name: team for team in teams}
+        self.problems = problems  # teams not collected: (commit, why), not prepared
         self.work = os.path.abspath(args.work or Path(args.out, "checkouts"))
         # What no team's build or run may see: the benchmarks and the reports.
         self.grader = [args.bench, *reports]
@@ -111,6 +120,9 @@ class _Teams:
     def _prepare(self, name: str) -> Submission | Compiler:
         if name == REFERENCE:
             return reference_compiler(self.args.backend, self.args.plugin_modules)
+        if name in self.problems:
+            commit, problem = self.problems[name]
+            return Submission(self.teams[name], None, commit, problem)
         return prepare_isolated(
             self.teams[name],
             list(self.teams.values()),
@@ -200,6 +212,9 @@ def logged_measurements(
 
 def perf(args: argparse.Namespace) -> int:
     teams = load_roster(args.roster)
+    problems: dict[str, tuple[str | None, str]] = {}
+    if args.manifest is not None:  # the commits collected at the deadline, not the refs now
+        teams, problems = collection.frozen_teams(teams, args.manifest)
     benchmarks = _benchmarks(args.bench)
     out = _output_directory(args.out)
     curve = [team.name for team in teams]
@@ -208,11 +223,16 @@ def perf(args: argparse.Namespace) -> int:
     names = list(by_name)
     pairs = select([(r, b) for r in rows for b in names], args.shard)
     limits = limits_from(args)
-    warn_if_weaker(Mode.NONE if args.no_isolation else isolate([os.curdir], []).mode, "perf")
+    mode = Mode.NONE if args.no_isolation else isolate([os.curdir], []).mode
+    warn_if_weaker(mode, "perf", args.no_isolation)
     record = _measurement_file(out, args.shard)
     log_path = record.with_suffix(".jsonl")
     reports = [str(out / name) for name in perf_report.REPORT_FILES]
-    prepared = _Teams(args, teams, [*reports, str(record), str(log_path)])
+    hidden = [*reports, str(record), str(log_path)]
+    if args.manifest is not None:  # the week's store of every team's repository, its runs
+        week = os.path.dirname(os.path.abspath(args.manifest))
+        hidden += week_files(week, os.path.abspath(args.work or out / "checkouts"))
+    prepared = _Teams(args, teams, hidden, problems)
     reference = None if args.no_reference else reference_run_args(args.backend, args.plugin_modules)
     print_ = perf_fingerprint(teams, benchmarks, args.runs, limits, reference)
     meta = perf_report.measurements_meta(curve, names, args.runs, limits)
@@ -264,4 +284,32 @@ def perf_merge(args: argparse.Namespace) -> int:
     out = _output_directory(args.out)
     scored = perf_scoring.score(measurements, names, curve)
     write_output(perf_report.write_reports(out, scored, measurements, names, runs))
+    return 0
+
+
+def collect(args: argparse.Namespace) -> int:
+    """`uir collect COURSE --week N [--late TEAM]...`: freeze the week's submissions."""
+    course = load_course(args.course)
+    done, notes = collection.collect(
+        course, args.week, args.late, args.early, max_mb=args.checkout_limit
+    )
+    lines = [f"uir collect: {note}" for note in notes]
+    for entry in done:
+        what = entry.commit or (f"not collected: {entry.problem}" if entry.problem else "")
+        late = " (a late day)" if entry.late else ""
+        early = " (before its deadline)" if entry.early else ""
+        lines.append(f"{entry.team}: {what or 'a local command'}{late}{early}")
+    manifest = os.path.join(course.week_dir(args.week), collection.MANIFEST)
+    lines.append(
+        f"week {args.week}: {len(done)} collected at {done[0].at if done else '-'}: {manifest}"
+    )
+    write_output("\n".join(lines) + "\n")
+    return 0
+
+
+def gradebook_files(args: argparse.Namespace) -> int:
+    """`uir gradebook COURSE --out DIR`: every student's final grade, and the LMS's CSV."""
+    document = gradebook.gradebook(load_course(args.course))
+    paths = gradebook.write(args.out, document)
+    write_output(gradebook.text(document) + f"gradebook: {', '.join(paths)}\n")
     return 0

@@ -39,7 +39,37 @@ def perf_merge_command(args: argparse.Namespace) -> int:
     return course_actions.perf_merge(args)
 
 
+def collect_command(args: argparse.Namespace) -> int:
+    from . import course_actions
+
+    return course_actions.collect(args)
+
+
+def gradebook_command(args: argparse.Namespace) -> int:
+    from . import course_actions
+
+    return course_actions.gradebook_files(args)
+
+
+def _team_list(text: str) -> list[str]:
+    return [name for name in text.split(",") if name]
+
+
 def register(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    register_collect(commands, common)
+    book = commands.add_parser(
+        "gradebook",
+        parents=[common],
+        help="combine every week of a course into each student's final grade, and an LMS CSV",
+        description="Read COURSE (weights, weeks, bonus rule, letter cutoffs), each week's "
+        "validate-tests reports, last finished grading run and perf.json, and the components "
+        "entered by hand, and write OUT/gradebook.json and OUT/gradebook.csv (one row per "
+        "student, one column per assignment), printing each student's total and letter. Exit "
+        "status: 0, or 1 on a usage error. See spec/grading.md section 21.",
+    )
+    book.add_argument("course", metavar="COURSE", help="the course file (TOML)")
+    book.add_argument("--out", required=True, metavar="DIR", help="where the gradebook goes")
+    book.set_defaults(handler=gradebook_command)
     validate = commands.add_parser(
         "validate-tests",
         parents=[common],
@@ -89,6 +119,12 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
     )
     perf.add_argument("roster", metavar="ROSTER", help="the roster (TOML)")
     perf.add_argument("--bench", required=True, metavar="DIR", help="the benchmark directory")
+    perf.add_argument(
+        "--manifest",
+        metavar="FILE",
+        help="measure the commits `uir collect` froze in this manifest (WEEK/manifest.json), "
+        "not what the roster's refs name now",
+    )
     perf.add_argument("--out", required=True, metavar="DIR", help="where the reports go")
     perf.add_argument(
         "-n",
@@ -146,3 +182,37 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
     merge.add_argument("files", nargs="+", metavar="FILE", help="measurement files")
     merge.add_argument("--out", required=True, metavar="DIR", help="where the reports go")
     merge.set_defaults(handler=perf_merge_command)
+
+
+def register_collect(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    collect = commands.add_parser(
+        "collect",
+        parents=[common],
+        help="freeze the teams' submissions of a week: the commit each ref names now",
+        description="For each team of the course's roster not yet collected for week N, record "
+        "the commit its ref names now, and when, in WEEK/manifest.json, and keep the commit in "
+        "WEEK/collected/TEAM; `uir grade --manifest WEEK/manifest.json` grades those commits "
+        "however late it runs. With --late TEAM, a second collection of a team that spends a "
+        "late day (each member has COURSE's late_days, at most one per week). Refused before "
+        "the deadline (before its 24 hours for --late) unless --early. Exit status: 0, or 1 "
+        "on a usage error. See spec/grading.md section 19.",
+    )
+    collect.add_argument("course", metavar="COURSE", help="the course file (TOML)")
+    collect.add_argument(
+        "--week", type=_integer(1, 100), required=True, metavar="N", help="the course week"
+    )
+    collect.add_argument(
+        "--late",
+        type=_team_list,
+        action="extend",
+        default=[],
+        metavar="TEAM[,TEAM]",
+        help="collect these teams again, each spending a late day (repeatable)",
+    )
+    collect.add_argument(
+        "--early",
+        action="store_true",
+        help="collect before the deadline (or a late day before its 24 hours); recorded",
+    )
+    add_checkout_option(collect)
+    collect.set_defaults(handler=collect_command)

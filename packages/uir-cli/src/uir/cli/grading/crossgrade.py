@@ -25,6 +25,7 @@ from .limits import Limits
 from .resultlog import Log
 from .roster import Team
 from .submissions import Submission
+from .validate import Verdicts
 
 if TYPE_CHECKING:  # matrix.py imports this module
     from .matrix import Tally
@@ -39,22 +40,39 @@ def author_of(path: str) -> str:
     return Path(os.path.abspath(path)).parent.name
 
 
+def test_key(path: str, digest: str) -> str:
+    """What a test's results depend on, however its path is spelled: the file's name (the
+    compiler sees it) and its contents. The log of a run keys its results by it."""
+    return f"{os.path.basename(path)}:{digest}"
+
+
 @dataclass(frozen=True)
 class Tests:
-    """The tests of a grading run: the valid ones, run; the malformed ones, listed only."""
+    """The tests of a grading run: the valid ones, run; the rejected ones (malformed, or judged
+    wrong or a duplicate by `uir validate-tests`), listed only, each a dict of path, kind and
+    detail."""
 
     valid: tuple[str, ...]
-    invalid: tuple[TestResult, ...]  # each a bad-test result saying what is wrong
+    invalid: tuple[dict[str, str], ...]
     digests: dict[str, str] = field(compare=False)  # path: sha256 of the file's bytes
 
+    def key(self, path: str) -> str:
+        return test_key(path, self.digests[path])
 
-def read_tests(paths: Sequence[str]) -> Tests:
+
+def read_tests(paths: Sequence[str], verdicts: Verdicts | None = None) -> Tests:
+    """The tests of `paths`; with `verdicts` (validate-tests' reports), a test by a team is
+    valid only when a report judged these very bytes valid."""
     valid, invalid, digests = [], [], {}
     for path in paths:
         digests[path] = shards.file_digest(path)  # "" when unreadable: read_or_bad says why
         test = read_or_bad(path)
         if isinstance(test, TestResult):
-            invalid.append(test)
+            invalid.append({"path": path, "kind": "malformed", "detail": test.detail})
+            continue
+        rejected = verdicts.rejection(path, digests[path]) if verdicts is not None else None
+        if rejected is not None:
+            invalid.append({"path": path, "kind": rejected[0], "detail": rejected[1]})
         else:
             valid.append(path)
     return Tests(tuple(valid), tuple(invalid), digests)
@@ -93,42 +111,77 @@ class Entrant:
 
 
 def run_fingerprint(teams: Sequence[Team], tests: Tests, limits: Limits, reference: str) -> str:
-    """What decides the results: the roster, the tests (paths and contents), the limits, and
-    how the reference runs."""
+    """What decides the results of a whole run, for merging its shards: the roster, the tests
+    (names and contents, in order; not how their paths are spelled), the limits, and how the
+    reference runs."""
     return shards.fingerprint(
         {
-            "reference": reference,
+            "log": log_fingerprint(limits, reference),
             "teams": [[t.name, t.source] for t in teams],
-            "tests": sorted(tests.digests.items()),
-            "limits": limits.as_dict(),
+            "tests": [tests.key(path) for path in tests.valid],
         }
     )
+
+
+def log_fingerprint(limits: Limits, reference: str) -> str:
+    """What decides every logged result beyond its own line (compiler, commit, test key): the
+    limits and how the reference runs. A log under another is another run's; a test added to
+    or removed from a run keeps the rest of its log."""
+    return shards.fingerprint({"reference": reference, "limits": limits.as_dict()})
 
 
 # ---- the log ---------------------------------------------------------------------------------
 
 
-def result_line(name: str, commit: str | None, result: TestResult) -> dict[str, Any]:
+def result_line(entrant: Entrant, key: str, result: TestResult) -> dict[str, Any]:
     return {
-        "compiler": name,
-        "commit": commit,
+        "compiler": entrant.name,
+        "source": entrant.source,
+        "commit": entrant.commit,
         "test": result.path,
+        "key": key,
         "verdict": result.verdict.value,
         "detail": result.detail,
         "duration_s": round(result.duration_s, 3),
     }
 
 
-def replay(log: Log, tally: Tally, entrants: Sequence[Entrant]) -> int:
-    """Feed `tally` the logged results of the compilers that are ready and still at the commit
-    they ran at (a team whose branch moved since is graded again); how many were taken."""
-    commits = {e.name: e.commit for e in entrants if e.compiler is not None}
-    taken = 0
+@dataclass
+class Replayed:
+    """What a rerun took from the log: how many results, and the teams whose commit moved since
+    their results were logged (name: the commit logged), which are graded again."""
+
+    taken: int = 0
+    moved: dict[str, str] = field(default_factory=dict)
+
+
+def replay(log: Log, tally: Tally, entrants: Sequence[Entrant], tests: Tests) -> Replayed:
+    """Feed `tally` the logged results of the compilers that are ready and still what they were
+    (the same commit; a local command, the same command), on tests of this run with the same
+    name and contents, wherever their paths are now. A team whose branch moved is graded
+    again, as is a changed test; a removed test's results are left out."""
+    ready = {e.name: (e.commit, e.commit is None and e.source) for e in entrants if e.compiler}
+    paths: dict[str, list[str]] = {}
+    for path in tests.valid:
+        paths.setdefault(tests.key(path), []).append(path)
+    replayed, current = Replayed(), set()
     for entry in log.entries():
-        name = entry.get("compiler")
-        if name in commits and entry.get("commit") == commits[name]:
-            taken += tally.add(entry)
-    return taken
+        name, key = entry.get("compiler"), entry.get("key")
+        if name not in ready or not isinstance(key, str):
+            continue
+        commit, source = ready[name]
+        if entry.get("commit") != commit:
+            if commit is not None and isinstance(entry.get("commit"), str):
+                replayed.moved[name] = entry["commit"]
+            continue
+        current.add(name)
+        if source and entry.get("source") != source:
+            continue
+        for path in paths.get(key, ()):
+            replayed.taken += tally.add({**entry, "test": path})
+    for name in current:  # graded at its commit of now before: no news
+        replayed.moved.pop(name, None)
+    return replayed
 
 
 def problem_results(entrant: Entrant, tests: Sequence[str]) -> list[dict[str, Any]]:
@@ -157,6 +210,7 @@ def run_pairs(
     log: Log,
     tally: Tally,
     stop: threading.Event,
+    keys: Mapping[str, str],
     on_result: Callable[[TestResult], None] | None = None,
 ) -> None:
     """Run each compiler's `todo` tests, compiler by compiler, `jobs` tests at a time, logging
@@ -170,7 +224,7 @@ def run_pairs(
             continue
 
         def record(result: TestResult, entrant: Entrant = entrant) -> None:
-            entry = result_line(entrant.name, entrant.commit, result)
+            entry = result_line(entrant, keys[result.path], result)
             log.append(entry)
             tally.add(entry)
             if on_result is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -24,6 +25,9 @@ from .shards import Shard
 SHARDS = "shards"
 LOGS = "submitit"
 POLL_S = 1.0
+# submitit's own default timeout (2 minutes for local jobs, 5 elsewhere) cuts the shard of a
+# real course short; a shard may take this long unless `--executor-option timeout_min=` says.
+TIMEOUT_MIN = 24 * 60
 
 
 def run_shard(cwd: str, argv: Sequence[str]) -> int:
@@ -31,6 +35,10 @@ def run_shard(cwd: str, argv: Sequence[str]) -> int:
     from ..main import main
 
     os.chdir(cwd)
+    # submitit tells a job that it ran out of time with SIGUSR2 (and then raises in it, which
+    # `uir grade` would report as an internal error): stop as SIGTERM stops `uir grade`
+    # instead, its results so far logged for the next run to resume from.
+    signal.signal(signal.SIGUSR2, lambda *_: os.kill(os.getpid(), signal.SIGTERM))
     return main(list(argv))
 
 
@@ -49,13 +57,18 @@ def shard_argv(args: argparse.Namespace, shard: Shard) -> list[str]:
     argv += ["--output-limit", str(args.output_limit), "--checkout-limit", str(args.checkout_limit)]
     for item in args.env:
         argv.append(f"--env={item}")
+    if args.manifest is not None:
+        argv += ["--manifest", args.manifest]
+    for report in args.validity:
+        argv += ["--validity", report]
     argv += ["--no-isolation"] * args.no_isolation + ["--no-fork-server"] * args.no_fork_server
     return argv
 
 
-def _parameters(options: Sequence[str]) -> dict[str, object]:
-    """`--executor-option KEY=VALUE` as submitit's parameters, numbers as numbers."""
-    parameters: dict[str, object] = {}
+def executor_parameters(options: Sequence[str]) -> dict[str, object]:
+    """`--executor-option KEY=VALUE` as submitit's parameters, numbers as numbers, with
+    `timeout_min` TIMEOUT_MIN unless given."""
+    parameters: dict[str, object] = {"timeout_min": TIMEOUT_MIN}
     for option in options:
         key, equals, text = option.partition("=")
         if not equals or not key:
@@ -71,6 +84,18 @@ def _parameters(options: Sequence[str]) -> dict[str, object]:
     return parameters
 
 
+def _explained(status: object) -> str:
+    """A shard's failure in words: `uir grade`'s exit status, or submitit's error."""
+    if isinstance(status, int):
+        meaning = {
+            1: "a usage error",
+            4: "an internal error",
+            128 + signal.SIGTERM: "stopped, by submitit past timeout_min or by a cancel",
+        }
+        return f"uir grade exited {status} ({meaning.get(status, 'see its log')})"
+    return str(status)
+
+
 def run_sharded(args: argparse.Namespace) -> int:
     """Run the shards on submitit, wait for them, and merge their partial results."""
     from . import grade
@@ -84,11 +109,10 @@ def run_sharded(args: argparse.Namespace) -> int:
             "--executor submitit needs the submitit package (install uir-cli[cluster])"
         ) from None
     executor = submitit.AutoExecutor(folder=os.path.join(args.out, LOGS))
+    parameters = executor_parameters(args.executor_option)
     try:
-        executor.update_parameters(
-            name="uir-grade", cpus_per_task=args.jobs, **_parameters(args.executor_option)
-        )
-    except (TypeError, ValueError, NameError) as e:
+        executor.update_parameters(name="uir-grade", cpus_per_task=args.jobs, **parameters)
+    except (TypeError, ValueError, NameError, AssertionError) as e:  # submitit asserts types
         raise UsageError(f"--executor-option: {e}") from None
     parts = [Shard(k, args.shards) for k in range(1, args.shards + 1)]
     cwd = os.getcwd()
@@ -114,11 +138,13 @@ def run_sharded(args: argparse.Namespace) -> int:
             last = str(e).strip().splitlines()[-1:] or [""]
             status = f"{type(e).__name__}: {last[0]}"
         if status != 0:
-            failed.append(f"shard {shard}: {status}")
+            failed.append(f"shard {shard}: {_explained(status)}")
     if failed:
+        timeout = parameters["timeout_min"]
         raise UsageError(
-            "; ".join(failed) + f" (exit status or error; logs in {os.path.join(args.out, LOGS)}); "
-            "the same command again resumes the shards"
+            "; ".join(failed) + f" (logs in {os.path.join(args.out, LOGS)}; a shard that runs "
+            f"past timeout_min={timeout} minutes is stopped by submitit: give more with "
+            "--executor-option timeout_min=MINUTES); the same command again resumes the shards"
         )
     document = grade.merged_document([shard_directory(args.out, s) for s in parts])
     return grade.publish(args.out, document, [])

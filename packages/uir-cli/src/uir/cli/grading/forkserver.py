@@ -8,10 +8,17 @@ compiler along the copy's PYTHONPATH, as `python -m uir.cli.main` would. A child
 a started program does in sandbox.py: its own session, the same resource limits, its working
 directory, its environment, its standard output and error on pipes the harness reads.
 
-The harness talks to the server over a Unix socket, one connection per run. Messages are JSON
-lines: the request carries the two pipe ends as SCM_RIGHTS, the server answers {"pid": N} once the
-child exists, then {"exit": CODE} when it has been reaped (negative CODE: killed by that signal, as
-`subprocess` reports it).
+The server runs the code a request names, as the grader's user and outside every sandbox, so no
+one but the harness that started it may reach it (spec/grading.md section 3.2). It has no name
+anywhere: no socket file, no abstract address. The harness holds one end of a socket pair made
+before the server starts (the server inherits the other); for each run it makes a new socket
+pair and hands the server one end of it over that control channel (SCM_RIGHTS). A socket that
+came another way, or whose peer is not the process that started the server (SO_PEERCRED), is
+refused. Closing the control channel stops the server.
+
+On a run's own socket, messages are JSON lines: the request carries the two pipe ends as
+SCM_RIGHTS, the server answers {"pid": N} once the child exists, then {"exit": CODE} when it has
+been reaped (negative CODE: killed by that signal, as `subprocess` reports it).
 """
 
 from __future__ import annotations
@@ -24,9 +31,10 @@ import os
 import selectors
 import signal
 import socket
+import struct
 import subprocess
 import sys
-import tempfile
+import threading
 import traceback
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -121,24 +129,25 @@ class ForkServer:
     ) -> None:
         self.module = module
         main = module if preload_module else ""
-        self.directory = tempfile.mkdtemp(prefix="uir-forkserver-")
-        self.address = os.path.join(self.directory, "socket")
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(self.address)
-        listener.listen(256)
+        self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.lock = threading.Lock()  # one hand-over at a time on the control channel
         env = dict(os.environ)
         env.pop("PYTHONPATH", None)  # the server code is this installation's; see serve()
         env["OPENBLAS_NUM_THREADS"] = "1"  # no numpy thread pool alive across fork
         code = "import sys; from uir.cli.grading.forkserver import serve; serve(*sys.argv[1:])"
-        self.server = subprocess.Popen(
-            [sys.executable, "-c", code, str(listener.fileno()), pythonpath, main, *preload],
-            stdin=subprocess.PIPE,  # closing it tells the server to stop
-            stdout=subprocess.DEVNULL,
-            cwd=self.directory,
-            env=env,
-            pass_fds=[listener.fileno()],
-        )
-        listener.close()
+        try:
+            self.server = subprocess.Popen(
+                [sys.executable, "-c", code, str(theirs.fileno()), pythonpath, main, *preload],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                env=env,
+                pass_fds=[theirs.fileno()],
+            )
+        except BaseException:
+            self.control.close()
+            raise
+        finally:
+            theirs.close()
 
     def start(
         self, argv: Sequence[str], cwd: str, env: Mapping[str, str], limits: Limits
@@ -152,15 +161,17 @@ class ForkServer:
         }
         out_read, out_write = os.pipe()
         err_read, err_write = os.pipe()
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            sock.connect(self.address)
+            with self.lock:
+                socket.send_fds(self.control, [b"r"], [theirs.fileno()])
             connection = _Connection(sock)
             connection.send(request, [out_write, err_write])
             reply = connection.receive(timeout=60.0)
         except (OSError, EOFError) as exc:
             reply = {"error": f"the fork server is not answering: {exc}"}
         finally:
+            theirs.close()
             os.close(out_write)  # the child holds the only write ends now: EOF when it ends
             os.close(err_write)
         if reply is None or "pid" not in reply:
@@ -172,17 +183,12 @@ class ForkServer:
         return _Forked(int(reply["pid"]), out_read, err_read, connection)
 
     def close(self) -> None:
-        if self.server.poll() is None:
-            assert self.server.stdin is not None
-            self.server.stdin.close()
-            try:
-                self.server.wait(10)
-            except subprocess.TimeoutExpired:
-                self.server.kill()
-                self.server.wait()
-        with contextlib.suppress(OSError):
-            os.unlink(self.address)
-            os.rmdir(self.directory)
+        self.control.close()  # the server's end reads EOF: it stops
+        try:
+            self.server.wait(10)
+        except subprocess.TimeoutExpired:
+            self.server.kill()
+            self.server.wait()
 
     def __enter__(self) -> ForkServer:
         return self
@@ -343,33 +349,66 @@ def _reap(children: dict[int, _Connection]) -> None:
             connection.sock.close()
 
 
-def serve(listener_fd: str, pythonpath: str, main: str, *preload: str) -> None:
-    """The server's main loop, on the listening socket `listener_fd`, until stdin closes."""
+def _peer_is(sock: socket.socket, pid: int) -> bool:
+    """Whether the process at the other end of `sock` (SO_PEERCRED: the one that made a socket
+    pair) is `pid`, running as our user."""
+    try:
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except OSError:
+        return False
+    peer, uid, _ = struct.unpack("3i", creds)
+    return peer == pid and uid == os.getuid()
+
+
+def _handed_over(control: socket.socket, harness: int) -> list[socket.socket] | None:
+    """The run sockets of one message on the control channel, those of `harness` only; None
+    when the channel is closed (the harness is done or gone)."""
+    try:
+        data, fds, _, _ = socket.recv_fds(control, 16, 4)
+    except OSError:
+        return None
+    if not data:
+        return None
+    received = [socket.socket(fileno=fd) for fd in fds]
+    accepted = []
+    for sock in received:
+        if sock.family == socket.AF_UNIX and _peer_is(sock, harness):
+            accepted.append(sock)
+        else:
+            sock.close()
+    return accepted
+
+
+def serve(control_fd: str, pythonpath: str, main: str, *preload: str) -> None:
+    """The server's main loop, on the control channel `control_fd`, until it closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the harness decides when the server stops
+    harness = os.getppid()
+    control = socket.socket(fileno=int(control_fd))
+    if not _peer_is(control, harness):
+        return  # not the channel of the process that started us: serve no one
     server = _Server(pythonpath)
     # The plugin modules `uir run` loads through the `uir` entry points (pluggy imports them by
     # name, so a copy's modules are the ones found along its path).
     plugins = [ep.module for ep in importlib.metadata.entry_points(group=PLUGIN_GROUP)]
     server.preload([*preload, *plugins], main)
-    listener = socket.socket(fileno=int(listener_fd))
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
     signal.set_wakeup_fd(wake_write)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     children: dict[int, _Connection] = {}
     selector = selectors.DefaultSelector()
-    selector.register(listener, selectors.EVENT_READ, "accept")
+    selector.register(control, selectors.EVENT_READ, "control")
     selector.register(wake_read, selectors.EVENT_READ, "wake")
-    selector.register(sys.stdin, selectors.EVENT_READ, "stop")
     while True:
         for key, _ in selector.select(timeout=1.0):
-            if key.data == "stop":
-                return
             if key.data == "wake":
                 os.read(wake_read, 4096)
-            elif key.data == "accept":
-                sock, _ = listener.accept()
-                sock.setblocking(True)
-                if not _serve_request(server, _Connection(sock), children):
-                    sock.close()
+            elif key.data == "control":
+                runs = _handed_over(control, harness)
+                if runs is None:
+                    return
+                for sock in runs:
+                    sock.setblocking(True)
+                    if not _serve_request(server, _Connection(sock), children):
+                        sock.close()
         _reap(children)

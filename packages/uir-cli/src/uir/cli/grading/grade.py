@@ -11,20 +11,30 @@ import shlex
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from uir.core.errors import UsageError
 
 from ..output import write_output
-from . import crossgrade, matrix, report, resultlog, shards
-from .actions import NOT_PASSED, WEAKER, _collect, forked_reference, limits_from, stop_on_signals
-from .crossgrade import REFERENCE, Entrant, Tests
+from . import crossgrade, feedback, matrix, report, resultlog, runs, shards
+from .actions import (
+    NOT_PASSED,
+    _collect,
+    forked_reference,
+    limits_from,
+    stop_on_signals,
+    warn_if_weaker,
+)
+from .collection import frozen_teams
+from .crossgrade import REFERENCE, Entrant, Tests, author_of
 from .harness import reference_compiler, reference_run_args
 from .isolation import Mode
 from .limits import Limits
 from .roster import Team, load_roster
 from .submissions import prepare_isolated
+from .validate import Verdicts
 
 CHECKOUTS = "checkouts"  # under --out: the teams' repositories, cloned and built
 
@@ -55,9 +65,11 @@ def _entrants(
     tests: Tests,
     stack: contextlib.ExitStack,
     stop: threading.Event,
+    problems: Mapping[str, tuple[str | None, str]],
 ) -> list[Entrant]:
     """The reference and every team, prepared (cloned, built) and put in the sandbox. A team
-    not reached before `stop` has no compiler and no problem: its tests stay not run."""
+    not reached before `stop` has no compiler and no problem: its tests stay not run. A team
+    of `problems` (not collected) is not prepared: (commit, why) is its verdict."""
     reference = reference_compiler(args.backend, args.plugin_modules)
     if not args.no_fork_server:  # our own code: limits, no namespaces (section 3)
         reference = forked_reference(stack, reference)
@@ -67,9 +79,13 @@ def _entrants(
     # What no team's build or run may see: the tests and this run's files (its log, reports).
     kept = [os.path.join(args.out, n) for n in os.listdir(args.out) if n != CHECKOUTS]
     hidden = [*args.tests, *(os.path.dirname(t) or "." for t in tests.valid), *kept]
+    if args.manifest is not None:  # the week's store (every team's repository), other runs
+        hidden += runs.week_files(os.path.dirname(os.path.abspath(args.manifest)), args.out)
     for team in teams:
         entrant = Entrant(team.name, team.source, None)
-        if not stop.is_set():
+        if team.name in problems:
+            entrant = Entrant(team.name, team.source, None, *problems[team.name])
+        elif not stop.is_set():
             isolated = not args.no_isolation
             prepared = Entrant.of(
                 prepare_isolated(
@@ -82,7 +98,7 @@ def _entrants(
             print(f"uir grade: {team.name}: {entrant.problem}", file=sys.stderr)
         entrants.append(entrant)
     for mode in sorted({e.isolation for e in entrants} - {Mode.FULL, report.TRUSTED, None}):
-        print(f"uir grade: WARNING: {WEAKER[mode]}", file=sys.stderr)
+        warn_if_weaker(mode, "grade", args.no_isolation)
     return entrants
 
 
@@ -97,12 +113,28 @@ def _meta(args: argparse.Namespace, limits: Limits, print_: str) -> dict[str, An
 
 def grade(args: argparse.Namespace) -> int:
     teams = _teams(args.roster)
-    tests = crossgrade.read_tests(_collect(args.tests))
+    problems: dict[str, tuple[str | None, str]] = {}
+    if args.manifest is not None:
+        teams, problems = frozen_teams(teams, args.manifest)
+    elif args.out is None:
+        raise UsageError("--out DIR is needed (or --manifest, which grades into its week's runs)")
+    if args.reason is not None and args.manifest is None:
+        raise UsageError("--reason is recorded in a week's history: it goes with --manifest")
+    verdicts = Verdicts(args.validity, [t.name for t in teams]) if args.validity else None
+    tests = crossgrade.read_tests(_collect(args.tests), verdicts)
+    if verdicts is None and any(author_of(p) in {t.name for t in teams} for p in tests.valid):
+        print(
+            "uir grade: WARNING: the teams' tests count unchecked: give the reports of "
+            "`uir validate-tests --json` with --validity so wrong tests and duplicates do not",
+            file=sys.stderr,
+        )
     limits = limits_from(args)
     shard = args.shard
     if args.executor == "local" and (args.shards is not None or args.executor_option):
         raise UsageError("--shards and --executor-option go with --executor submitit")
     if args.executor != "local":
+        if args.out is None:
+            raise UsageError("--executor needs --out DIR: the shards' directories go under it")
         if shard is not None:
             raise UsageError("--shard runs one shard here; it takes no --executor")
         from .executors import run_sharded
@@ -111,15 +143,35 @@ def grade(args: argparse.Namespace) -> int:
     # How the reference runs, not where this Python lives: shards run on other machines too.
     reference = shlex.join(reference_run_args(args.backend, args.plugin_modules))
     print_ = crossgrade.run_fingerprint(teams, tests, limits, reference)
+    logged = crossgrade.log_fingerprint(limits, reference)
+    week_dir = None
+    if args.out is None:  # a week's next run, or its last one resumed
+        if shard is not None:
+            raise UsageError("--shard needs --out DIR (each shard its own)")
+        week_dir = os.path.dirname(os.path.abspath(args.manifest))
+        header = resultlog.Log.header_of(logged, None)
+        args.out = runs.run_directory(week_dir, header)
+        print(f"uir grade: grading into {args.out}", file=sys.stderr)
     with contextlib.ExitStack() as stack:
         log_path = os.path.join(args.out, crossgrade.LOG_FILE)
-        log = stack.enter_context(resultlog.opened_log(log_path, print_, shard))
+        log = stack.enter_context(resultlog.opened_log(log_path, logged, shard))
         stop, received = stack.enter_context(stop_on_signals())
-        entrants = _entrants(args, teams, tests, stack, stop)
+        entrants = _entrants(args, teams, tests, stack, stop, problems)
         tally = matrix.Tally([e.name for e in entrants], tests.valid, shard)
-        kept = crossgrade.replay(log, tally, entrants)
-        if kept:
-            print(f"uir grade: resuming: {kept} results kept", file=sys.stderr)
+        replayed = crossgrade.replay(log, tally, entrants, tests)
+        if replayed.taken:
+            print(f"uir grade: resuming: {replayed.taken} results kept", file=sys.stderr)
+        for name, before in replayed.moved.items():
+            now = next(e.commit for e in entrants if e.name == name)
+            if args.manifest is not None:  # a later collection: a late day
+                print(f"uir grade: {name}: graded at its last collection {now}", file=sys.stderr)
+                continue
+            print(
+                f"uir grade: WARNING: {name} moved from {before} to {now} since its results "
+                "were logged: graded again (to grade what was there at the deadline, "
+                "`uir collect` it and grade with --manifest)",
+                file=sys.stderr,
+            )
         for entrant in entrants:
             if entrant.problem is not None:
                 for entry in crossgrade.problem_results(entrant, tests.valid):
@@ -127,10 +179,16 @@ def grade(args: argparse.Namespace) -> int:
         todo = {e.name: tally.missing(e.name) for e in entrants if e.compiler is not None}
         progress = report.Progress(sys.stderr, sum(map(len, todo.values())))
         stack.callback(progress.finish)
-        crossgrade.run_pairs(entrants, todo, limits, args.jobs, log, tally, stop, progress.update)
+        keys = {path: tests.key(path) for path in tests.valid}
+        crossgrade.run_pairs(
+            entrants, todo, limits, args.jobs, log, tally, stop, keys, progress.update
+        )
     interrupted = signal.Signals(received[0]).name if received else None
     meta = _meta(args, limits, print_) | {"interrupted": interrupted}
-    invalid = [{"path": r.path, "detail": r.detail} for r in tests.invalid]
+    if args.manifest is not None:
+        meta["manifest"] = args.manifest
+        meta["graded_at"] = datetime.now().astimezone().isoformat(timespec="seconds")
+    invalid = list(tests.invalid)
     if shard is not None:
         meta["compilers"] = [e.describe() for e in entrants]
         meta["tests"], meta["invalid_tests"] = list(tests.valid), invalid
@@ -143,13 +201,18 @@ def grade(args: argparse.Namespace) -> int:
         write_output(f"shard {shard}: {done} of {pairs} results in {path}\n")
         return 128 + received[0] if received else 0
     document = matrix.grades([e.describe() for e in entrants], invalid, tally, meta)
-    return publish(args.out, document, received)
+    status = publish(args.out, document, received)
+    if week_dir is not None and document["complete"]:
+        runs.record(week_dir, args.out, document, args.reason)
+    return status
 
 
 def publish(out: str, document: dict[str, Any], received: Sequence[int]) -> int:
     """Write the reports and a summary; the exit status of the run."""
     try:
         matrix.write_reports(out, document)
+        for problem in feedback.write_feedback(out, document):
+            print(f"uir grade: WARNING: {problem}", file=sys.stderr)
     except OSError as e:
         raise UsageError(f"cannot write the reports to {out}: {e.strerror or e}") from e
     lines = ["grades (percent of valid tests passed):"]
@@ -172,7 +235,8 @@ def publish(out: str, document: dict[str, Any], received: Sequence[int]) -> int:
         lines += [f"  {f['test']}: {f['verdict']}: {f['detail']}" for f in failures]
     if not document["complete"]:
         lines.append("incomplete: run the same command again to finish the missing pairs")
-    lines.append(f"reports: {', '.join(os.path.join(out, f) for f in matrix.FILES)}")
+    lines.append(f"reports: {', '.join(os.path.join(out, f) for f in matrix.FILES)} (staff only)")
+    lines.append(f"feedback for each team to read: {os.path.join(out, feedback.FEEDBACK, 'TEAM')}")
     write_output("\n".join(lines) + "\n")
     if received:
         return 128 + received[0]
@@ -221,5 +285,6 @@ def _merged(partials: Sequence[shards.Partial]) -> dict[str, Any]:
     if done != pairs:
         raise UsageError(f"the partial results hold {done} of the run's {pairs} results")
     meta = {k: first[k] for k in ("roster", "test_dirs", "fingerprint", "limits")}
+    meta |= {k: first[k] for k in ("manifest", "graded_at") if k in first}
     meta["interrupted"] = None  # every shard finished
     return matrix.grades(compilers, first["invalid_tests"], tally, meta)

@@ -59,7 +59,8 @@ PAGE = """<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<title>UIR cross-grading</title>
+<meta name="robots" content="noindex, nofollow">
+<title>UIR cross-grading (staff only)</title>
 <style>
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #111; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
@@ -78,6 +79,9 @@ td.name, th.name { text-align: left; position: sticky; left: 0; background: #faf
 </head>
 <body>
 <h1>UIR cross-grading</h1>
+<p class="warn" id="staff-only">Staff only: every team's results and every test's details on
+one page. Do not publish it; each team's own page is feedback/TEAM/index.html (and
+results.json), which shows hidden tests as their visibility.toml says.</p>
 <div id="app"></div>
 <script id="data" type="application/json">@DATA@</script>
 <script>

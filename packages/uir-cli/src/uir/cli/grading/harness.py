@@ -4,7 +4,7 @@ The compiler never sees a test file: it gets a copy of the program with the dire
 (testfile.py), alone in a new temporary directory that is its working directory and its TMPDIR,
 and it runs under the limits of sandbox.py, isolated as its launcher says (isolation.py). The
 contract is `CMD run FILE` (uir.md section 11), or `CMD render FILE` for the render grader, whose
-C is then run by render_check.py in a second scratch directory.
+C is then checked (render_check.py) in a second scratch directory, in the same sandbox.
 """
 
 from __future__ import annotations
@@ -21,13 +21,29 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from .isolation import Isolation, compiler_environment
-from .judge import Verdict, judge
+from .judge import Judgement, Verdict, judge
 from .limits import Limits
-from .render_check import judge_render
 from .sandbox import POLL_S, ExecLauncher, Launcher, Outcome, RunStatus, run_limited
-from .testfile import TestFile, TestFileError, read_test
+from .testfile import NO_TOLERANCE, TestFile, TestFileError, Tolerance, read_test
+
+
+class RenderCheck(Protocol):
+    """The render grader's second step (render_check.py): `argv` run in a scratch directory of
+    the files `prepare` gives, with the launcher and sandbox of the compiler."""
+
+    argv: tuple[str, ...]
+
+    def prepare(self, test: TestFile, c_source: bytes) -> dict[str, bytes] | Judgement:
+        """The files of the check of the C `c_source` rendered for `test`, or the judgement
+        when it cannot be checked."""
+        ...
+
+    def judge(self, test: TestFile, outcome: Outcome) -> Judgement:
+        """The verdict on the check's run."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -38,9 +54,9 @@ class Compiler:
     run_args: tuple[str, ...] = ("run",)
     env: Mapping[str, str] | None = None  # None: the environment `uir test` runs in
     launcher: Launcher = field(default_factory=ExecLauncher)
-    # The render grader: the compiler's output is C, which this command (render_check.py, given
-    # PROGRAM C-FILE) runs with the same launcher; None to judge the output itself.
-    render_check: tuple[str, ...] | None = None
+    # The render grader: the compiler's output is C, which this check runs with the same
+    # launcher; None to judge the output itself.
+    render_check: RenderCheck | None = None
 
     @property
     def command(self) -> str:
@@ -91,17 +107,14 @@ def reference_compiler(
     )
 
 
-# The render grader's checker (render_check.py), run by this installation's Python.
-RENDER_CHECK = (sys.executable, "-m", "uir.cli.grading.render_check")
-
-
 def student_compiler(command: str, base: str | None = None) -> Compiler:
     """A compiler given as a command line (`--compiler CMD`), shell-split.
 
     The compiler runs in a scratch directory, so relative paths are resolved here, against
     `base` (by default the directory `uir test` runs in): the program when its name has a `/` (a
-    bare name is looked up on PATH), and every later argument that names an existing file or
-    directory (so that `python3 main.py` works).
+    bare name stays bare, looked up along the PATH the compiler runs with: inside the sandbox,
+    the system's), and every later argument that names an existing file or directory (so that
+    `python3 main.py` works).
     """
     argv = shlex.split(command)
     if not argv:
@@ -110,8 +123,6 @@ def student_compiler(command: str, base: str | None = None) -> Compiler:
     program = argv[0]
     if os.sep in program:
         argv[0] = os.path.normpath(os.path.join(base, program))
-    else:
-        argv[0] = shutil.which(program) or program  # not found: reported per test
     for i, word in enumerate(argv[1:], start=1):
         path = os.path.normpath(os.path.join(base, word))
         if not word.startswith("-") and not os.path.isabs(word) and os.path.exists(path):
@@ -134,6 +145,7 @@ class TestResult:
     tolerance_ulp: int | None
     stderr: str  # the start of the compiler's standard error
     duration_s: float
+    tolerance: Tolerance = NO_TOLERANCE  # tolerance_ulp, or a rel/abs one
 
     @property
     def passed(self) -> bool:
@@ -197,6 +209,7 @@ def _run_in_scratch(
             Path(scratch, name).write_bytes(data)
         env = dict(os.environ if compiler.env is None else compiler.env)
         env["TMPDIR"] = scratch  # the compiler's temporary files go where they are cleaned up
+        env.setdefault("HOME", scratch)  # an isolated compiler has no other home
         env["UIR_CACHE_DIR"] = os.path.join(scratch, "cache")  # the C backend's compile cache
         return run_limited(compiler.launcher, argv, scratch, env, limits, stop)
     finally:
@@ -215,15 +228,18 @@ def run_parsed_test(
         return None
     duration = outcome.duration_s
     rendered = outcome.status is RunStatus.EXITED and outcome.exit_code == 0
-    if compiler.render_check is not None and rendered and test.expected_exit == 0:
-        checker = [*compiler.render_check, file_argument(name), "program.c"]
-        files = {**program, "program.c": outcome.stdout}
-        checked = dataclasses.replace(limits, address_space=False)
-        outcome = _run_in_scratch(compiler, checker, files, checked, stop)
-        if outcome.status is RunStatus.STOPPED:
-            return None
-        duration += outcome.duration_s
-        judgement = judge_render(test, outcome)
+    check = compiler.render_check
+    if check is not None and rendered and test.expected_exit == 0:
+        files = check.prepare(test, outcome.stdout)
+        if isinstance(files, Judgement):
+            judgement = files
+        else:
+            checked = dataclasses.replace(limits, address_space=False)
+            outcome = _run_in_scratch(compiler, check.argv, files, checked, stop)
+            if outcome.status is RunStatus.STOPPED:
+                return None
+            duration += outcome.duration_s
+            judgement = check.judge(test, outcome)
     else:
         judgement = judge(test, outcome)
     return TestResult(
@@ -236,6 +252,7 @@ def run_parsed_test(
         expected_lines=test.expected_lines,
         actual_lines=judgement.actual_lines,
         tolerance_ulp=test.tolerance_ulp,
+        tolerance=test.tolerance,
         stderr=outcome.stderr.decode("utf-8", errors="replace"),
         duration_s=duration,
     )

@@ -1,10 +1,18 @@
 """Isolating each run of an untrusted compiler (spec/grading.md, "Isolation").
 
-With bubblewrap (`bwrap`) every run gets its own PID, mount, IPC, UTS, network and user
-namespaces, runs as uid and gid 65534 inside them, sees the system read-only with only its
-scratch directory writable and a private /tmp, and does not see the grader's files (the suite,
-the report, the grader's working directory). Killing the run's bwrap takes every process of the
-run with it: the sandbox's init dies (--die-with-parent) and with it the PID namespace.
+With bubblewrap (`bwrap`) every run gets its own PID, mount, IPC, UTS and network namespaces and
+a root of its own, built as a contest judge builds one: the system's programs and libraries
+(`/usr`, `/bin`, `/lib*`) and a few files of `/etc` read-only, the compiler's own files
+read-only, a private `/tmp`, and its scratch directory, the only place it may write. Nothing
+else of the machine is there: not the grader's installation, suites, reports or working
+directory, not other checkouts or users' homes, not `/var` or `/run` with their sockets.
+
+It runs as an unprivileged user outside too: when the grader is root, as SANDBOX_UIDS' first
+free uid (bwrap runs as root without a user namespace, and `setpriv` drops to that uid, every
+capability and the right to gain any before the compiler starts); otherwise in a user namespace
+as uid 65534, which outside is the grader's own user. Killing the run's bwrap takes every
+process of the run with it: the sandbox's init dies (--die-with-parent) and with it the PID
+namespace.
 
 Where the machine lets the grader make cgroups (v1 `memory` and `pids` hierarchies, or v2 with
 both controllers delegated), each run also gets a cgroup that caps its processes and its total
@@ -14,19 +22,48 @@ memory, whatever it forks. Elsewhere those two limits fall back to the per-proce
 from __future__ import annotations
 
 import contextlib
+import grp
 import itertools
 import os
+import pwd
 import shutil
 import signal
 import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import uir
+
 from .limits import MIB, Limits
 
 NOBODY = 65534
+# Where a compiler's uid outside the sandbox comes from when the grader is root: the first uid
+# (and gid) of this range that no account or group of the machine has.
+SANDBOX_UIDS = range(60000, 61000)
+# What of the machine the sandbox shows, read-only: the system's programs and libraries...
+SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# ...and the files of /etc that programs need to start (the dynamic linker's cache, the
+# alternatives `cc` and `python3` go through, the time zone), none that says who uses the
+# machine (passwd, shadow, group) or how to reach it.
+ETC_FILES = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "alternatives",
+    "localtime",
+    "timezone",
+    "nsswitch.conf",
+    "host.conf",
+    "hosts",
+    "os-release",
+    "debian_version",
+)
+# The PATH inside: the grader's names directories the sandbox does not have.
+SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 # A run's exit status as bwrap reports a command killed by signal N: 128 + N.
 SIGNAL_BASE = 128
@@ -150,20 +187,95 @@ def find_cgroups() -> Cgroups | None:
     return None
 
 
-def find_bwrap() -> str | None:
-    """The path of a bwrap that can make every namespace here, or None."""
+@dataclass(frozen=True)
+class Identity:
+    """Who an isolated compiler is outside the sandbox when the grader is root."""
+
+    uid: int
+    gid: int
+    setpriv: str  # the program that drops to it, inside the sandbox
+
+    def command(self, argv: Sequence[str]) -> list[str]:
+        return [
+            self.setpriv,
+            f"--reuid={self.uid}",
+            f"--regid={self.gid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",  # a setuid program of /usr gains nothing
+            "--",
+            *argv,
+        ]
+
+
+def _free_id(taken: Sequence[int]) -> int | None:
+    return next((i for i in SANDBOX_UIDS if i not in taken), None)
+
+
+def find_identity() -> Identity | None:
+    """The unprivileged identity isolated compilers get here: None unless the grader is root,
+    whose uid 65534 inside a user namespace would be root outside."""
+    if os.geteuid() != 0:
+        return None
+    setpriv = shutil.which("setpriv", path=SANDBOX_PATH)
+    taken = {p.pw_uid for p in pwd.getpwall()} | {g.gr_gid for g in grp.getgrall()}
+    uid = _free_id(sorted(taken))
+    if setpriv is None or uid is None:
+        return None
+    return Identity(uid, uid, setpriv)
+
+
+def find_bwrap(identity: Identity | None = None) -> str | None:
+    """The path of a bwrap that can build the sandbox here (as `identity` when given), or None."""
+    bwrap, _ = _probe(identity)
+    return bwrap
+
+
+def no_bwrap_reason(identity: Identity | None = None) -> str | None:
+    """Why this machine has no working sandbox, in a line; None when it has one."""
+    return _probe(identity)[1]
+
+
+def _probe(identity: Identity | None) -> tuple[str | None, str | None]:
+    """(bwrap, None) when bwrap builds the sandbox here and runs `true` in it, else (None, why)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
-        return None
-    probe = [bwrap, *_namespace_options(), "--ro-bind", "/", "/", "--", "true"]
+        return None, "bwrap is not installed (Debian and Ubuntu: apt-get install bubblewrap)"
+    scratch = tempfile.mkdtemp(prefix="uir-probe-")
     try:
-        done = subprocess.run(probe, capture_output=True, timeout=30, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return bwrap if done.returncode == 0 else None
+        if identity is not None:
+            os.chown(scratch, identity.uid, identity.gid)
+        probe = Isolation(bwrap, None, identity=identity)
+        with tempfile.TemporaryFile() as options:
+            options.write(probe.options(scratch))
+            options.seek(0)
+            done = subprocess.run(
+                probe.wrap(["true"], scratch, options.fileno()),
+                pass_fds=(options.fileno(),),
+                env={"PATH": SANDBOX_PATH},
+                capture_output=True,
+                timeout=30,
+                check=False,
+            )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"{bwrap} cannot run: {exc}"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
+        line = said[0] if said else f"exit status {done.returncode}"
+        return None, f"{bwrap} cannot build the sandbox here: {line}"
+    return bwrap, None
 
 
-def _namespace_options() -> list[str]:
+def _namespace_options(identity: Identity | None) -> list[str]:
+    common = ["--hostname", "uir-test", "--die-with-parent", "--new-session"]
+    if identity is not None:
+        # Root without a user namespace, so that setpriv can become the sandbox's uid, which is
+        # then the same inside and out.
+        unshare = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+        return [*unshare, "--unshare-cgroup-try", *common]
     return [
         "--unshare-all",  # user, IPC, PID, network, UTS and cgroup namespaces
         "--unshare-user",
@@ -171,11 +283,25 @@ def _namespace_options() -> list[str]:
         str(NOBODY),
         "--gid",
         str(NOBODY),
-        "--hostname",
-        "uir-test",
-        "--die-with-parent",
-        "--new-session",
+        *common,
     ]
+
+
+def _system_options() -> list[str]:
+    """The machine's part of the sandbox's root: SYSTEM_DIRECTORIES (as links where they are
+    links, as merged-/usr systems have them) and ETC_FILES."""
+    words = []
+    for path in SYSTEM_DIRECTORIES:
+        if os.path.islink(path):
+            words += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            words += ["--ro-bind", path, path]
+    words += ["--perms", "0755", "--dir", "/etc"]  # bwrap would make it private to root
+    for name in ETC_FILES:
+        path = os.path.join("/etc", name)
+        if os.path.exists(path):
+            words += ["--ro-bind", path, path]
+    return words
 
 
 @dataclass(frozen=True)
@@ -184,8 +310,9 @@ class Isolation:
 
     bwrap: str | None
     cgroups: Cgroups | None
-    hidden: tuple[str, ...] = ()  # the grader's paths the compiler must not see
-    visible: tuple[str, ...] = ()  # the compiler's own paths, shown even inside hidden ones
+    hidden: tuple[str, ...] = ()  # the grader's paths, covered wherever they would show
+    visible: tuple[str, ...] = ()  # the compiler's own paths, shown read-only
+    identity: Identity | None = None  # who it is outside; None: the grader's user (or nobody)
 
     @property
     def mode(self) -> str:
@@ -202,28 +329,52 @@ class Isolation:
         """
         if self.bwrap is None:
             return list(argv)
-        return [self.bwrap, "--args", str(options_fd), "--", *argv]
+        inner = self.identity.command(argv) if self.identity is not None else list(argv)
+        return [self.bwrap, "--args", str(options_fd), "--", *inner]
 
     def options(self, scratch: str) -> bytes:
         """bwrap's options for a run in `scratch`, NUL-separated as `--args` reads them."""
         if self.bwrap is None:
             return b""
-        words = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        words += ["--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/dev/shm"]
-        # Mounts stack in order: what is hidden covers what is shown, except the compiler's own
-        # files inside a hidden directory, shown on top of it.
-        inner = [p for p in self.visible if any(_inside(p, h) for h in self.hidden)]
-        for path in [p for p in self.visible if p not in inner]:
-            words += ["--ro-bind", path, path]
+        words = [*_system_options(), "--dev", "/dev", "--proc", "/proc"]
+        for path in ("/tmp", "/dev/shm"):  # private, and writable as /tmp always is
+            words += ["--perms", "1777", "--tmpfs", path]
+        words += ["--tmpfs", "/run"]
+        shown = [*SYSTEM_DIRECTORIES, *self.visible, scratch]
+        made = {"/", "/tmp", "/dev/shm", "/run"}
+        fixed = ["/dev", "/proc", *SYSTEM_DIRECTORIES]  # nothing is made inside these
+        for path in [*self.visible, scratch]:
+            # bwrap makes the directories leading to a mount private to root: open them.
+            for parent in map(str, reversed(Path(path).parents)):
+                if parent not in made and not any(_inside(parent, d) for d in fixed):
+                    made.add(parent)
+                    words += ["--perms", "0755", "--dir", parent]
+            if path != scratch:
+                words += ["--ro-bind", path, path]
+        # Mounts stack in order: a grader's path inside what is shown (a suite in /usr/share, a
+        # reference installed in /usr/local) is covered by an empty one.
         for path in self.hidden:
+            if not any(_inside(path, s) for s in shown) or path in shown:
+                continue
             if os.path.isdir(path):
                 words += ["--tmpfs", path]
             elif os.path.exists(path):
                 words += ["--ro-bind", "/dev/null", path]
-        for path in inner:
-            words += ["--ro-bind", path, path]
-        words += ["--bind", scratch, scratch, "--chdir", scratch, *_namespace_options()]
+        words += ["--bind", scratch, scratch, "--chdir", scratch]
+        words += _namespace_options(self.identity)
         return b"".join(os.fsencode(w) + b"\0" for w in words)
+
+    def shows(self, path: str) -> bool:
+        """Whether `path` (absolute, resolved) is inside the sandbox's root, a scratch aside."""
+        if self.bwrap is None:
+            return True
+        system = [*SYSTEM_DIRECTORIES, *(os.path.join("/etc", n) for n in ETC_FILES)]
+        for root in [r for r in [*system, *self.visible] if _inside(path, r)]:
+            # options() covers a hidden path that lies inside what is shown
+            covers = [h for h in self.hidden if _inside(h, root) and h != root]
+            if not any(_inside(path, h) for h in covers):
+                return True
+        return False
 
     def exit_code(self, code: int) -> int:
         """A run's status as subprocess reports it: bwrap reports a signal N as 128 + N."""
@@ -235,57 +386,64 @@ class Isolation:
 NO_ISOLATION = Isolation(None, None)
 
 
+def grader_installation() -> list[str]:
+    """What of the grader's own installation no sandbox may see: its virtual environment (not a
+    system Python's prefix, which is /usr) and the directories of its `uir` packages, so that
+    the reference cannot run inside."""
+    paths = [os.path.realpath(p) for p in uir.__path__]
+    if sys.prefix != sys.base_prefix:
+        paths += [sys.prefix, os.path.realpath(sys.prefix)]
+    return list(dict.fromkeys(paths))
+
+
 def hidden_paths(
-    grader_paths: Sequence[str], compiler_paths: Sequence[str], grader_tools: Sequence[str] = ()
+    grader_paths: Sequence[str], compiler_paths: Sequence[str]
 ) -> tuple[list[str], list[str]]:
     """What to hide from the compiler (the grader's paths: suites, reports, its working
-    directory) and what of its own to show (the paths on its command line).
+    directory, and its own installation) and what of its own to show (the paths on its command
+    line, a team's checkout).
 
-    The working directory, the last of `grader_paths`, is hidden only when it holds none of the
-    compiler's files, since a compiler may live under it whole (a virtual environment, an
-    editable install). Nothing inside the other grader paths is ever shown. Each of the
-    compiler's files is shown read-only with its directory, unless that directory holds
-    something hidden or is a shared one (/, /tmp): then the file alone. `grader_tools`, the
-    directories of the grader's own code that runs in the sandbox too (the render grader's
-    checker), are shown whole even inside the working directory.
+    Nothing inside a grader's path is shown, the working directory aside: a compiler may live
+    under it (a team's checkout under `--out`), but never the directory itself. Each of the
+    compiler's paths is shown read-only with its directory, unless that directory holds
+    something hidden or is a shared one (/, /tmp): then the file alone.
     """
     *paths, cwd = [os.path.realpath(p) for p in grader_paths]
+    installation = grader_installation()
     # Shortest first, so that what lies inside a hidden directory is not hidden twice.
     hidden: list[str] = []
-    for path in sorted(set(paths) - {"/"}, key=len):
+    for path in sorted(set(paths + installation) - {"/"}, key=len):
         if _inside(path, "/proc") or _inside(path, "/dev"):
             continue  # a report to /dev/stdout: the sandbox has its own /proc and /dev
         if not any(_inside(path, h) for h in hidden):
             hidden.append(path)
-    # A path as named and as resolved: a virtual environment's python is a link out of it.
+
+    # A path as named and as resolved: a link may lead out of the directory it is in.
+    def clear(path: str) -> bool:
+        return not any(_inside(path, h) or _inside(h, path) for h in hidden)
+
     named = [os.path.abspath(p) for p in compiler_paths if os.path.exists(p)]
-    own = [
-        path
-        for path in dict.fromkeys([*named, *(os.path.realpath(p) for p in named)])
-        if not any(_inside(path, h) or _inside(h, path) for h in hidden)
-    ]
-    strict = list(hidden)  # what is hidden whatever the compiler or the grader needs
-    if cwd != "/" and not any(_inside(o, cwd) for o in own):
+    named = [p for p in named if clear(p)]
+    own = [p for p in dict.fromkeys([*named, *map(os.path.realpath, named)]) if clear(p)]
+    if cwd != "/":
         hidden.append(cwd)
     visible = []
-    for path in own:
+    for path in [p for p in own if p != cwd]:
         directory = path if os.path.isdir(path) else os.path.dirname(path)
         shared = directory in ("/", "/tmp") or any(_inside(h, directory) for h in hidden)
         visible.append(path if shared else directory)
-    for path in [os.path.realpath(p) for p in grader_tools]:
-        if not any(_inside(path, h) or _inside(h, path) for h in strict):
-            visible.append(path)
     return hidden, list(dict.fromkeys(visible))
 
 
-def isolate(
-    grader_paths: Sequence[str], compiler_paths: Sequence[str], grader_tools: Sequence[str] = ()
-) -> Isolation:
+def isolate(grader_paths: Sequence[str], compiler_paths: Sequence[str]) -> Isolation:
     """The strongest isolation this machine allows for an untrusted command: bwrap and cgroups
-    where they work, hiding `grader_paths` and showing `compiler_paths` as `hidden_paths` says.
-    Its `mode` says how much of it there is; the caller warns when it is short of FULL."""
-    hidden, visible = hidden_paths(grader_paths, compiler_paths, grader_tools)
-    return Isolation(find_bwrap(), find_cgroups(), tuple(hidden), tuple(visible))
+    where they work, as an unprivileged uid where the grader is root, hiding `grader_paths`
+    and showing `compiler_paths` as `hidden_paths` says. Its `mode` says how much of it there
+    is; the caller warns when it is short of FULL."""
+    hidden, visible = hidden_paths(grader_paths, compiler_paths)
+    identity = find_identity()
+    bwrap = find_bwrap(identity)
+    return Isolation(bwrap, find_cgroups(), tuple(hidden), tuple(visible), identity)
 
 
 def _inside(path: str, directory: str) -> bool:
@@ -293,8 +451,9 @@ def _inside(path: str, directory: str) -> bool:
 
 
 # What an isolated compiler inherits of the grader's environment unless told more with --env:
-# enough to find programs and pick a locale, nothing that may hold a course's secrets.
-KEPT_ENVIRONMENT = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TERM", "CC")
+# enough to pick a locale and a C compiler, nothing that may hold a course's secrets. Its PATH is
+# SANDBOX_PATH and its HOME its scratch directory.
+KEPT_ENVIRONMENT = ("LANG", "LANGUAGE", "TZ", "TERM", "CC")
 
 
 def compiler_environment(
@@ -307,6 +466,7 @@ def compiler_environment(
         for name, value in environment.items()
         if name in KEPT_ENVIRONMENT or name.startswith("LC_")
     }
+    kept["PATH"] = SANDBOX_PATH
     for item in passed:
         name, equals, value = item.partition("=")
         if equals:

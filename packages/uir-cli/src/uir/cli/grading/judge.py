@@ -1,20 +1,22 @@
 """Judging one run against its test: the verdicts of spec/grading.md.
 
 Standard output must equal the expected lines, each ended by a line feed, byte for byte
-(spec/uir-week1.md section 12). A test declaring `# tolerance: N ulp` instead compares line by line
-and token by token, each pair of tokens as f32 values at most N ulp apart.
+(spec/uir-week1.md section 12). A test declaring a tolerance instead compares line by line and
+token by token, each pair of tokens of a float output as f32 values at most N ulp apart
+(`N ulp`), or as numbers with |got - want| <= A + R * |want| (`R rel`, `A abs`, uir.md 10.3).
 """
 
 from __future__ import annotations
 
 import enum
+import math
 import re
 import signal
 import struct
 from dataclasses import dataclass
 
 from .sandbox import Outcome, RunStatus
-from .testfile import TestFile
+from .testfile import TestFile, Tolerance
 
 # A finite float or an infinity as uir.md section 11 prints it (`nan` matches only itself).
 FLOAT_TOKEN = re.compile(r"-?(?:(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|inf)", re.ASCII)
@@ -75,36 +77,46 @@ def _position(bits: int) -> int:
     return -magnitude if bits >> 31 else magnitude
 
 
-def tokens_match(expected: str, actual: str, ulps: int) -> bool:
-    """One space-separated token: equal text, or f32 values at most `ulps` positions apart.
+def _number(token: str) -> float | None:
+    """An output token read as a number, in the spellings of uir.md section 11, or None."""
+    return float(token) if FLOAT_TOKEN.fullmatch(token) else None
 
-    `nan` matches only `nan`; tokens that are not f32 outputs (bools) must be equal.
+
+def tokens_match(expected: str, actual: str, tolerance: Tolerance) -> bool:
+    """One space-separated token: equal text, or numbers within `tolerance`.
+
+    `nan` matches only `nan` and an infinity only itself; tokens that are not numbers (bools)
+    must be equal.
     """
     if expected == actual:
         return True
-    a, b = _f32_bits(expected), _f32_bits(actual)
-    if a is None or b is None:
+    if tolerance.ulp is not None:
+        a, b = _f32_bits(expected), _f32_bits(actual)
+        return a is not None and b is not None and abs(_position(a) - _position(b)) <= tolerance.ulp
+    want, got = _number(expected), _number(actual)
+    if want is None or got is None or math.isinf(want) or math.isinf(got):
         return False
-    return abs(_position(a) - _position(b)) <= ulps
+    return abs(got - want) <= (tolerance.abs or 0.0) + (tolerance.rel or 0.0) * abs(want)
 
 
-def lines_match(expected: str, actual: str, ulps: int | None) -> bool:
+def lines_match(expected: str, actual: str, tolerance: Tolerance | None, line: int = 0) -> bool:
+    """Output line number `line` (from 0) against its expected text."""
     if expected == actual:
         return True
-    if ulps is None:
+    if tolerance is None or not tolerance.applies_to(line):
         return False
     want, got = expected.split(" "), actual.split(" ")
     return len(want) == len(got) and all(
-        tokens_match(w, g, ulps) for w, g in zip(want, got, strict=True)
+        tokens_match(w, g, tolerance) for w, g in zip(want, got, strict=True)
     )
 
 
 def first_difference(
-    expected: tuple[str, ...], actual: tuple[str, ...], ulps: int | None
+    expected: tuple[str, ...], actual: tuple[str, ...], tolerance: Tolerance | None
 ) -> int | None:
     """The index of the first line that differs, or None when all match."""
     for i, (want, got) in enumerate(zip(expected, actual, strict=False)):
-        if not lines_match(want, got, ulps):
+        if not lines_match(want, got, tolerance, i):
             return i
     if len(expected) != len(actual):
         return min(len(expected), len(actual))
@@ -135,13 +147,13 @@ def judge(test: TestFile, outcome: Outcome) -> Judgement:
     if outcome.exit_code != test.expected_exit:
         detail = f"exit code {outcome.exit_code}, expected {test.expected_exit}"
         return Judgement(Verdict.WRONG_EXIT, detail, actual)
-    if test.tolerance_ulp is None and outcome.stdout == expected_output(test.expected_lines):
+    if not test.tolerance and outcome.stdout == expected_output(test.expected_lines):
         return Judgement(Verdict.PASS, "", actual)
-    index = first_difference(test.expected_lines, actual, test.tolerance_ulp)
+    index = first_difference(test.expected_lines, actual, test.tolerance)
     if index is None:
         if outcome.stdout and not outcome.stdout.endswith(b"\n"):
             return Judgement(Verdict.FAIL, "the last line does not end with a line feed", actual)
-        if test.tolerance_ulp is not None:
+        if test.tolerance:
             return Judgement(Verdict.PASS, "", actual)
         # Equal lines, unequal bytes: what differs is invisible once split into lines.
         return Judgement(Verdict.FAIL, "the output differs in bytes the lines do not show", actual)

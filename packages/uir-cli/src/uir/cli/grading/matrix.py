@@ -147,7 +147,12 @@ def grades(
         "compilers": rows,
         "tests": [{"path": path, "author": author_of(path)} for path in valid],
         "invalid_tests": [
-            {"path": t["path"], "author": author_of(t["path"]), "detail": t["detail"]}
+            {
+                "path": t["path"],
+                "author": author_of(t["path"]),
+                "kind": t.get("kind", "malformed"),
+                "detail": t["detail"],
+            }
             for t in invalid
         ],
         "authors": _authors(rows, valid),

@@ -24,12 +24,17 @@ class Log:
 
     def __init__(self, path: str, print_: str, shard: Shard | None) -> None:
         self.path = path
-        self.header = {"fingerprint": print_, "shard": None if shard is None else str(shard)}
+        self.header = self.header_of(print_, shard)
         self.lock = threading.Lock()
         self._check()
         self.stream = open(self.path, "a", encoding="utf-8")  # noqa: SIM115  (closed by close)
         if os.path.getsize(self.path) == 0:
             self._write(self.header)
+
+    @staticmethod
+    def header_of(print_: str, shard: Shard | None) -> dict[str, Any]:
+        """The first line of the log of a run of fingerprint `print_` and `shard`."""
+        return {"fingerprint": print_, "shard": None if shard is None else str(shard)}
 
     def _check(self) -> None:
         try:

@@ -10,6 +10,7 @@ A roster is a TOML file with one `[[team]]` table per team (spec/grading.md sect
     name = "bob"
     repo = "https://git.example.edu/bob.git"  # or a path; relative to the roster's directory
     ref = "week3"                             # a branch, a tag or a commit
+    members = [{id = "bob7", name = "Bob", email = "bob7@example.edu"}]
 
 A team from git declares in its repository's `uir-submission.toml` how its compiler is run
 (`command`, relative to the checkout) and, optionally, built (`build`).
@@ -27,7 +28,17 @@ from uir.core.errors import UsageError
 
 SUBMISSION_FILE = "uir-submission.toml"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-_KEYS = {"name", "command", "repo", "ref"}
+_KEYS = {"name", "command", "repo", "ref", "members"}
+_MEMBER_KEYS = {"id", "name", "email"}
+
+
+@dataclass(frozen=True)
+class Member:
+    """A student of a team: `id` (the LMS's, unique in the roster), and how to address them."""
+
+    id: str
+    name: str = ""
+    email: str = ""
 
 
 @dataclass(frozen=True)
@@ -40,6 +51,7 @@ class Team:
     command: str | None = None
     repo: str | None = None
     ref: str | None = None
+    members: tuple[Member, ...] = ()
 
     @property
     def source(self) -> str:
@@ -64,6 +76,7 @@ def _team(entry: object, line: int | None, base: str) -> Team:
         raise UsageError(
             f"unknown key {unknown[0]!r} (a team has {', '.join(sorted(_KEYS))})", line
         )
+    members = _members(entry.pop("members", []), line)
     for key, value in entry.items():
         if not isinstance(value, str) or not value.strip():
             raise UsageError(f"{key} must be a non-empty string", line)
@@ -81,7 +94,29 @@ def _team(entry: object, line: int | None, base: str) -> Team:
         raise UsageError(f"team {name!r} has a ref but no repo", line)
     if ref is not None and ref.startswith("-"):  # git would read it as an option
         raise UsageError(f"team {name!r}: a ref cannot start with '-'", line)
-    return Team(name, line, base, command, repo, ref)
+    return Team(name, line, base, command, repo, ref, members)
+
+
+def _members(entries: object, line: int | None) -> tuple[Member, ...]:
+    """`members = [{id = "ada1", name = "Ada L.", email = "ada1@example.edu"}, ...]`."""
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise UsageError(
+            "members must be a list of tables: [{id = ..., name = ..., email = ...}]", line
+        )
+    members = []
+    for entry in entries:
+        unknown = sorted(set(entry) - _MEMBER_KEYS)
+        if unknown:
+            raise UsageError(
+                f"unknown member key {unknown[0]!r} (a member has email, id, name)", line
+            )
+        for key, value in entry.items():
+            if not isinstance(value, str) or not value.strip():
+                raise UsageError(f"a member's {key} must be a non-empty string", line)
+        if "id" not in entry:
+            raise UsageError("a member needs an id", line)
+        members.append(Member(entry["id"], entry.get("name", ""), entry.get("email", "")))
+    return tuple(members)
 
 
 def load_roster(path: str) -> list[Team]:
@@ -107,8 +142,14 @@ def load_roster(path: str) -> list[Team]:
     base = os.path.dirname(os.path.abspath(path))
     teams = [_team(entry, line, base) for entry, line in zip(entries, lines, strict=True)]
     seen: set[str] = set()
+    students: dict[str, str] = {}
     for team in teams:
         if team.name in seen:
             raise UsageError(f"team {team.name!r} is listed twice", team.line)
         seen.add(team.name)
+        for member in team.members:
+            if member.id in students:
+                where = students[member.id]
+                raise UsageError(f"student {member.id!r} is a member of {where!r} too", team.line)
+            students[member.id] = team.name
     return teams

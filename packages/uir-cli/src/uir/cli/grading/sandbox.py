@@ -17,6 +17,7 @@ import contextlib
 import enum
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -37,6 +38,8 @@ REAP_S = 5.0
 # still reads what is on its way through the pipes.
 POLL_S = 0.05
 EXITED_GRACE_S = 0.25
+# How often a run's watch (run_limited) looks at what the run has done.
+WATCH_S = 0.25
 
 
 class RunStatus(enum.Enum):
@@ -46,6 +49,7 @@ class RunStatus(enum.Enum):
     OUTPUT_LIMIT = "output-limit"  # wrote more than the cap: killed
     CANNOT_START = "cannot-start"  # never ran; see message
     STOPPED = "stopped"  # killed because the grader was told to stop
+    WATCHED = "watched"  # killed because the run's watch said so (a build's bytes); see message
 
 
 @dataclass(frozen=True)
@@ -129,6 +133,45 @@ def _preexec(rlimits: list[tuple[int, int, int]], procs_files: list[str]) -> Cal
     return apply
 
 
+def _program(name: str, env: Mapping[str, str]) -> str | None:
+    """The file `name` runs: itself when it holds a `/`, else the first along `env`'s PATH."""
+    if os.sep in name:
+        return name
+    return shutil.which(name, path=env.get("PATH", os.defpath))
+
+
+def cannot_start(argv: Sequence[str], env: Mapping[str, str], isolation: Isolation) -> str | None:
+    """Why `argv` cannot start in `isolation` with `env`, found without running it: the
+    program or the interpreter its `#!` line names is missing, not executable, or not inside
+    the sandbox. None when nothing is found wrong (it may still fail to start)."""
+    name = argv[0]
+    program = _program(name, env)
+    if program is None:
+        where = "the sandbox's PATH" if isolation.bwrap else "PATH"
+        return f"{name}: no such command on {where} ({env.get('PATH', os.defpath)})"
+    for depth in range(2):  # the program, then its interpreter
+        if not os.path.exists(program):
+            return f"{program}: no such file"
+        if os.path.isdir(program) or not os.access(program, os.X_OK):
+            return f"{program}: permission denied (not an executable file)"
+        seen = (os.path.abspath(program), os.path.realpath(program))  # as named, as resolved
+        if not all(isolation.shows(path) for path in seen):
+            return f"{program}: not inside the sandbox (spec/grading.md section 3.2)"
+        try:
+            with open(program, "rb") as f:
+                first = f.readline(256)
+        except OSError as exc:
+            return f"{program}: {exc.strerror or exc}"
+        words = first[2:].split() if first.startswith(b"#!") else []
+        if depth == 1 or not words:
+            return None
+        interpreter = os.fsdecode(words[0])
+        if not os.path.exists(interpreter):
+            return f"{program}: its interpreter {interpreter} (line 1) does not exist"
+        program = interpreter
+    return None
+
+
 class ExecLauncher:
     """Start a program with subprocess: the way any student compiler runs, isolated as
     `isolation` says (isolation.py)."""
@@ -140,11 +183,14 @@ class ExecLauncher:
         self, argv: Sequence[str], cwd: str, env: Mapping[str, str], limits: Limits
     ) -> Started:
         if self.isolation.bwrap is not None:
-            # Inside the sandbox a missing program is bwrap's failure, exit 1: say it here.
-            if not os.path.exists(argv[0]):
-                raise CannotStart(f"{argv[0]}: no such file or command")
-            if not os.access(argv[0], os.X_OK) or os.path.isdir(argv[0]):
-                raise CannotStart(f"{argv[0]}: permission denied")
+            # Inside the sandbox a program that cannot start is bwrap's failure, exit 1: say it.
+            problem = cannot_start(argv, env, self.isolation)
+            if problem is not None:
+                raise CannotStart(problem)
+            identity = self.isolation.identity
+            if identity is not None:  # its working directory and the files in it are its own
+                for entry in [cwd, *(e.path for e in os.scandir(cwd) if e.is_file())]:
+                    os.chown(entry, identity.uid, identity.gid, follow_symlinks=False)
         cgroups = self.isolation.cgroups
         try:
             group = cgroups.create(limits) if cgroups is not None else None
@@ -213,15 +259,20 @@ class _Streams:
 
 
 def _read_until(
-    process: Started, streams: _Streams, deadline: float, stop: threading.Event | None
+    process: Started,
+    streams: _Streams,
+    deadline: float,
+    stop: threading.Event | None,
+    watch: Watch | None = None,
 ) -> str:
-    """Read both pipes until both close ("eof"), the cap is passed ("over"), the deadline, or
-    `stop` is set ("stopped").
+    """Read both pipes until both close ("eof"), the cap is passed ("over"), the deadline,
+    `stop` is set ("stopped"), or `watch` finds something wrong ("watched").
 
     When the process has exited but something it started still holds a pipe open, reading
     stops EXITED_GRACE_S later ("eof" too): the run is over, and the leftovers get killed.
     """
     exited_at: float | None = None
+    watched_at = time.monotonic()
     with selectors.DefaultSelector() as selector:
         selector.register(process.stdout, selectors.EVENT_READ, True)
         selector.register(process.stderr, selectors.EVENT_READ, False)
@@ -231,6 +282,10 @@ def _read_until(
                 return "deadline"
             if stop is not None and stop.is_set():
                 return "stopped"
+            if watch is not None and now - watched_at >= WATCH_S:
+                watched_at = now
+                if watch.problem() is not None:
+                    return "watched"
             if exited_at is None and process.wait(0) is not None:
                 exited_at = now
             if exited_at is not None and now - exited_at > EXITED_GRACE_S:
@@ -246,6 +301,13 @@ def _read_until(
     return "eof"
 
 
+class Watch(Protocol):
+    def problem(self) -> str | None:
+        """Why the run must be stopped now, or None. Called every WATCH_S while it runs, and
+        once after it ends."""
+        ...
+
+
 def run_limited(
     launcher: Launcher,
     argv: Sequence[str],
@@ -253,8 +315,10 @@ def run_limited(
     env: Mapping[str, str],
     limits: Limits,
     stop: threading.Event | None = None,
+    watch: Watch | None = None,
 ) -> Outcome:
-    """Run `argv` to its end, or until a limit or `stop` stops it, and say how it ended."""
+    """Run `argv` to its end, or until a limit, `stop` or `watch` stops it, and say how it
+    ended."""
     began = time.monotonic()
     deadline = began + limits.wall_s
     try:
@@ -263,7 +327,7 @@ def run_limited(
         return Outcome(RunStatus.CANNOT_START, None, None, b"", b"", 0.0, str(exc))
     streams = _Streams(limits.output_bytes, bytearray(), bytearray())
     try:
-        ended = _read_until(process, streams, deadline, stop)
+        ended = _read_until(process, streams, deadline, stop, watch)
         code = None
         if ended == "eof":
             # The process exited, or closed both pipes and may still be running.
@@ -281,6 +345,9 @@ def run_limited(
     stderr = bytes(streams.stderr)
     if ended == "stopped":
         return Outcome(RunStatus.STOPPED, None, None, stdout, stderr, duration)
+    problem = watch.problem() if watch is not None else None
+    if problem is not None:  # found while it ran, or what it left when it ended
+        return Outcome(RunStatus.WATCHED, None, None, stdout, stderr, duration, problem)
     if ended == "over":
         return Outcome(RunStatus.OUTPUT_LIMIT, None, None, stdout, stderr, duration)
     if ended == "deadline":

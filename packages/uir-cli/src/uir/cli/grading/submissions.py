@@ -8,6 +8,7 @@ verdict saying why, and grading goes on."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -20,7 +21,7 @@ from .isolation import NO_ISOLATION, Isolation, compiler_environment, isolate
 from .judge import signal_name
 from .limits import CHECKOUT_MB, MIB, Limits, apply_rlimits
 from .roster import SUBMISSION_FILE, Team
-from .sandbox import ExecLauncher, Outcome, RunStatus, run_limited
+from .sandbox import ExecLauncher, Outcome, RunStatus, cannot_start, run_limited
 
 GIT_TIMEOUT_S = 300.0
 # A build is a compiler's compiler: more time, memory, processes and file size than one test run.
@@ -28,11 +29,22 @@ BUILD_LIMITS = Limits(
     wall_s=600.0, cpu_s=1200, memory_mb=8192, output_bytes=4 * MIB, file_mb=2048, processes=512
 )
 BUILD_LINE_KEPT = 300
+# The team's log, next to its checkout (CHECKOUT + TEAM_LOG): the whole output of its build
+# (standard error into standard output, as a terminal shows them), or git's whole standard error
+# when its repository could not be fetched.
+TEAM_LOG = ".log"
+# What a line that says what went wrong says.
+_MEANINGFUL = re.compile(r"error|fatal|failed|cannot|can't|not found|no such|denied", re.I)
 _SUBMISSION_KEYS = {"command", "build"}
 
 
 class SubmissionError(Exception):
-    """Why a team's compiler could not be prepared: its verdict in every report."""
+    """Why a team's compiler could not be prepared: its verdict in every report; `log`, what the
+    tool that failed said in full, for the team's log."""
+
+    def __init__(self, message: str, log: str = "") -> None:
+        super().__init__(message)
+        self.log = log
 
 
 class TooLarge(SubmissionError):
@@ -78,8 +90,8 @@ def _git(args: list[str], cwd: str | None = None, max_mb: int = 0) -> str:
     if done.returncode != 0:
         if max_mb and "File too large" in done.stderr:
             raise TooLarge(f"the repository is over the checkout limit of {max_mb} MiB")
-        lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
-        raise SubmissionError(f"git {args[0]} failed: {lines[-1]}")
+        line = first_meaningful(done.stderr) or f"exit status {done.returncode}"
+        raise SubmissionError(f"git {args[0]} failed: {line}", done.stderr)
     return done.stdout.strip()
 
 
@@ -139,7 +151,7 @@ def checkout(team: Team, workdir: str, max_mb: int = CHECKOUT_MB) -> tuple[str, 
     checkout's directory, the commit's full hash). When the fetch would write a file over
     `max_mb` MiB (0: no limit), or the repository and the commit's files would take more, the
     checkout is removed and the team gets that verdict; the files are measured before they
-    are written."""
+    are written (and the build, `build`, is held to the same limit)."""
     directory = os.path.join(workdir, team.name)
     url = _repo_url(team)
     try:
@@ -188,13 +200,16 @@ def _declared(directory: str) -> tuple[str, str | None]:
     return command, build
 
 
-def _tail(outcome: Outcome) -> str:
-    """The last line the build wrote, error first: usually the one that says what went wrong."""
-    for stream in (outcome.stderr, outcome.stdout):
-        lines = stream.decode("utf-8", errors="replace").strip().splitlines()
-        if lines:
-            return lines[-1][:BUILD_LINE_KEPT]
-    return ""
+def first_meaningful(text: str) -> str:
+    """The line of a failed tool's output that says what went wrong: the first that reads like
+    an error, else the last; at most BUILD_LINE_KEPT characters."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    chosen = next((line for line in lines if _MEANINGFUL.search(line)), lines[-1] if lines else "")
+    return chosen[:BUILD_LINE_KEPT]
+
+
+def _said(outcome: Outcome) -> str:
+    return first_meaningful(outcome.stdout.decode("utf-8", errors="replace"))
 
 
 def build_problem(outcome: Outcome, limits: Limits) -> str | None:
@@ -203,24 +218,73 @@ def build_problem(outcome: Outcome, limits: Limits) -> str | None:
     if status is RunStatus.EXITED and outcome.exit_code == 0:
         return None
     if status is RunStatus.EXITED:
-        return f"the build failed (exit {outcome.exit_code}): {_tail(outcome)}"
+        return f"the build failed (exit {outcome.exit_code}): {_said(outcome)}"
     if status is RunStatus.TIMEOUT or outcome.signal == signal.SIGXCPU:
         return f"the build took longer than {limits.wall_s:g} s (or {limits.cpu_s} s of CPU)"
     if status is RunStatus.OUTPUT_LIMIT:
         return f"the build wrote more than {limits.output_bytes} bytes of output"
+    if status is RunStatus.WATCHED:
+        return outcome.message
     if status is RunStatus.SIGNALED:
         assert outcome.signal is not None
-        return f"the build was killed by {signal_name(outcome.signal)}: {_tail(outcome)}"
+        if outcome.signal == signal.SIGXFSZ:
+            return f"the build wrote a file over {limits.file_mb} MiB: {_said(outcome)}"
+        return f"the build was killed by {signal_name(outcome.signal)}: {_said(outcome)}"
     return f"the build could not start: {outcome.message}"
 
 
-def build(directory: str, command: str, isolation: Isolation, limits: Limits = BUILD_LIMITS) -> str:
+@dataclass(frozen=True)
+class _Growth:
+    """A build's watch: the checkout's size, .git included, against the checkout limit. It is
+    looked at four times a second while the build runs, and each file the build writes is
+    capped by BUILD_LIMITS.file_mb as it is written."""
+
+    directory: str
+    limit_mb: int
+
+    def problem(self) -> str | None:
+        if self.limit_mb and _files_bytes(self.directory) > self.limit_mb * MIB:
+            return (
+                f"the build made the checkout larger than the checkout limit of {self.limit_mb} MiB"
+            )
+        return None
+
+
+def _own(directory: str, uid: int, gid: int, skip: str = ".git") -> None:
+    """Give `directory` and everything in it but `skip` to uid:gid (links not followed)."""
+    for root, dirs, files in os.walk(directory):
+        if root == directory and skip in dirs:
+            dirs.remove(skip)
+        for name in [*dirs, *files]:
+            os.chown(os.path.join(root, name), uid, gid, follow_symlinks=False)
+    os.chown(directory, uid, gid)
+
+
+def build(
+    directory: str,
+    command: str,
+    isolation: Isolation,
+    limits: Limits = BUILD_LIMITS,
+    checkout_mb: int = CHECKOUT_MB,
+) -> str:
     """Run a submission's build command (`sh -c COMMAND`) in its checkout, in the sandbox
-    `isolation` gives with the checkout as the only writable directory; its output. Raises a
-    SubmissionError when it fails."""
+    `isolation` gives with the checkout as the only writable directory, which must stay within
+    `checkout_mb` MiB (0: no limit); its output, standard error included, which is also kept
+    in CHECKOUT + TEAM_LOG. Raises a SubmissionError when it fails."""
     env = compiler_environment(os.environ) if isolation.bwrap else dict(os.environ)
-    argv = ["/bin/sh", "-c", command]
-    outcome = run_limited(ExecLauncher(isolation), argv, directory, env, limits)
+    env["HOME"] = directory  # what a build caches stays in the checkout it counts against
+    argv = ["/bin/sh", "-c", f"exec 2>&1\n{command}"]
+    identity = isolation.identity
+    if identity is not None:  # the sandbox's uid builds; git (the grader) keeps .git
+        _own(directory, identity.uid, identity.gid)
+    watch = _Growth(directory, checkout_mb)
+    try:
+        outcome = run_limited(ExecLauncher(isolation), argv, directory, env, limits, watch=watch)
+    finally:
+        if identity is not None:  # git works only in a checkout whose top its user owns
+            os.chown(directory, os.getuid(), os.getgid())
+    with open(directory.rstrip(os.sep) + TEAM_LOG, "wb") as log:
+        log.write(outcome.stdout)
     problem = build_problem(outcome, limits)
     if problem is not None:
         raise SubmissionError(problem)
@@ -255,9 +319,12 @@ def prepare(
         command, build_command = _declared(directory)
         if build_command is not None:
             sandbox = isolation if isolation is not None else build_isolation(workdir)
-            build(directory, build_command, sandbox, limits)
+            build(directory, build_command, sandbox, limits, checkout_mb)
         return Submission(team, student_compiler(command, directory), commit)
     except (SubmissionError, ValueError) as e:
+        if isinstance(e, SubmissionError) and e.log:
+            with open(os.path.join(workdir, team.name + TEAM_LOG), "w", encoding="utf-8") as log:
+                log.write(e.log)
         return Submission(team, None, commit, str(e))
 
 
@@ -285,8 +352,13 @@ def prepare_isolated(
     if submission.compiler is None:
         return submission
     compiler = submission.compiler
-    # The working directory is last: hidden unless the compiler lives under it (isolation.py).
-    isolation = isolate([*grader, os.curdir], compiler.argv) if isolated else NO_ISOLATION
-    return replace(
-        submission, compiler=compiler.confined(isolation, passed_env), isolation=isolation.mode
-    )
+    # Its own files: the paths on its command line, and its checkout, read-only (isolation.py).
+    checkout = [os.path.join(workdir, team.name)] if team.repo is not None else []
+    own = [*compiler.argv, *checkout]
+    isolation = isolate([*grader, os.curdir], own) if isolated else NO_ISOLATION
+    confined = compiler.confined(isolation, passed_env)
+    env = os.environ if confined.env is None else confined.env
+    problem = cannot_start(confined.argv, env, isolation)
+    if problem is not None:  # the team's one verdict, not a cannot-start on every test
+        return replace(submission, compiler=None, problem=f"the command cannot start: {problem}")
+    return replace(submission, compiler=confined, isolation=isolation.mode)

@@ -7,6 +7,7 @@ of an earlier submission.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -14,17 +15,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from uir.core import UIRError, parse, print_program
+from uir.core.errors import UsageError
 
 from .harness import Compiler, TestResult, run_tests
 from .judge import Verdict
 from .limits import Limits
 from .report import _text as json_text
 from .report import shown
-from .testfile import TestFile, TestFileError, read_test
+from .shards import file_digest
+from .testfile import TestFile, TestFileError, Tolerance, read_test
 from .weeks import Feature, features, later_than
 
+VALID, DUPLICATE, WRONG = "valid", "duplicate", "wrong"
+VALIDITY_KIND = "uir-validate-tests"
+
 # Two tests are the same when their programs print alike and they expect the same things.
-Key = tuple[str, tuple[str, ...], int, int | None]
+Key = tuple[str, tuple[str, ...], int, Tolerance]
 
 
 @dataclass
@@ -39,6 +45,17 @@ class Validation:
     @property
     def valid(self) -> bool:
         return not self.reasons
+
+    @property
+    def status(self) -> str:
+        """`valid`; `duplicate` when being a copy is all that is wrong with it (a correct test,
+        but no new one); `wrong` for any other reason (the tests component of a grade and
+        `uir grade` tell the two apart)."""
+        if self.valid:
+            return VALID
+        if self.duplicate_of is not None and len(self.reasons) == 1:
+            return DUPLICATE
+        return WRONG
 
 
 def canonical_program(text: str) -> tuple[str, frozenset[Feature] | None]:
@@ -67,7 +84,7 @@ def canonical_program(text: str) -> tuple[str, frozenset[Feature] | None]:
 def identity_of(test: TestFile) -> tuple[Key, frozenset[Feature] | None]:
     """A test's identity for duplicates, and what the UOps its program runs use."""
     program, used = canonical_program(test.program)
-    return (program, test.expected_lines, test.expected_exit, test.tolerance_ulp), used
+    return (program, test.expected_lines, test.expected_exit, test.tolerance), used
 
 
 def suite_keys(paths: Iterable[str]) -> dict[Key, str]:
@@ -93,6 +110,10 @@ def submitted_files(directory: str) -> list[tuple[str, str]]:
                 path = os.path.join(root, file)
                 found.append((path, os.path.relpath(path, directory)))
     return sorted(found, key=lambda item: item[1])
+
+
+# The week whose tests may say `# tolerance: R rel` and `A abs` (uir.md sections 10.3 and 12).
+RELATIVE_TOLERANCE_WEEK = 8
 
 
 def _week_reasons(used: frozenset[Feature] | None, week: int, rejected: bool) -> list[str]:
@@ -142,6 +163,11 @@ def validate(
         tests[item.path] = test
         keys[item.path], used = identity_of(test)
         item.reasons += _week_reasons(used, week, rejected=test.expected_exit != 0)
+        if test.tolerance.ulp is None and test.tolerance and week < RELATIVE_TOLERANCE_WEEK:
+            item.reasons.append(
+                f"uses a tolerance in rel/abs, of week {RELATIVE_TOLERANCE_WEEK}, not allowed in "
+                f"week {week}"
+            )
     results: dict[str, list[TestResult]] = {path: [] for path in tests}
     for _ in range(runs):
         if stop is not None and stop.is_set():
@@ -194,7 +220,7 @@ def json_report(
     valid = sum(item.valid for item in checked)
     return {
         "schema_version": 1,
-        "kind": "uir-validate-tests",
+        "kind": VALIDITY_KIND,
         "week": week,
         "reference": reference,
         "runs": runs,
@@ -207,6 +233,8 @@ def json_report(
                 "path": json_text(item.path),
                 "name": json_text(item.name),
                 "valid": item.valid,
+                "status": item.status,
+                "sha256": file_digest(item.path),
                 "reasons": [json_text(reason) for reason in item.reasons],
                 "duplicate_of": json_text(item.duplicate_of) if item.duplicate_of else None,
             }
@@ -222,3 +250,60 @@ def suite_directories(root: Path, week: int) -> list[str]:
         for w in range(1, week + 1)
         if (root / "suites" / f"week{w}").is_dir()
     ]
+
+
+class Verdicts:
+    """The verdicts of `uir validate-tests` reports (their JSON), as `uir grade` uses them: a
+    test by a team counts only when some report judged a file of the same author (its
+    directory's name), name and bytes valid. Tests by authors that are not teams (the staff's)
+    are not students' tests and need no verdict."""
+
+    def __init__(self, paths: Sequence[str], teams: Iterable[str]) -> None:
+        self.teams = set(teams)
+        self.paths = list(paths)
+        self.found: dict[tuple[str, str, str], tuple[str, str]] = {}
+        for path in paths:
+            for entry in _validity_entries(path):
+                name = Path(str(entry["name"]))
+                status = entry_status(entry)
+                reasons = "; ".join(str(r) for r in entry.get("reasons", ()))
+                key = (str(entry["sha256"]), name.parent.name, name.name)
+                self.found[key] = (status, reasons)
+
+    def rejection(self, path: str, digest: str) -> tuple[str, str] | None:
+        """(kind, why) when the test at `path` (its bytes' digest) must not count, else None."""
+        author = Path(os.path.abspath(path)).parent.name
+        if author not in self.teams:
+            return None
+        found = self.found.get((digest, author, os.path.basename(path)))
+        if found is None:
+            return "not-validated", (
+                "not judged by validate-tests in " + ", ".join(self.paths) + " (a test added or "
+                "changed since: validate it again)"
+            )
+        status, reasons = found
+        return None if status == VALID else (status, f"validate-tests: {reasons}")
+
+
+def entry_status(entry: Mapping[str, object]) -> str:
+    """A test's status in a validate-tests report (`valid`, `duplicate`, `wrong`)."""
+    status = entry.get("status")
+    if status in (VALID, DUPLICATE, WRONG):
+        return str(status)
+    return VALID if entry.get("valid") else WRONG
+
+
+def _validity_entries(path: str) -> list[Mapping[str, object]]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            document = json.load(f)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"cannot read the validate-tests report {path}: {e}") from None
+    if not isinstance(document, dict) or document.get("kind") != VALIDITY_KIND:
+        raise UsageError(f"{path} is not a report of `uir validate-tests --json`")
+    tests = document.get("tests")
+    if not isinstance(tests, list) or not all(
+        isinstance(t, dict) and isinstance(t.get("name"), str) and "sha256" in t for t in tests
+    ):
+        raise UsageError(f"{path}: its tests carry no sha256 (validate them again)")
+    return tests

@@ -1,4 +1,4 @@
-"""`uir viz FILE`: the program's graph and every rewrite step, in a browser.
+"""`uir viz FILE`: the program's graph, every rewrite step and its kernels, in a browser.
 
 `--html OUT` writes the page to a file; otherwise the page is served on 127.0.0.1 until Ctrl-C,
 built afresh from FILE on every request, so that reloading the browser shows the file as edited.
@@ -10,12 +10,12 @@ import argparse
 from contextlib import suppress
 
 from uir.core.errors import UsageError
-from uir.core.plugins import load_registry
+from uir.core.plugins import Registry, RendersKernels, load_registry
 
 from ..output import write_output
 from ..program_commands import more_help, pass_options, selected_passes
 from ..source import read_source
-from .data import page_data
+from .data import KernelSetup, page_data
 from .page import render_page
 
 EXAMPLES = """\
@@ -23,11 +23,28 @@ EXAMPLES = """\
   uir viz FILE --html page.html             write it as one self-contained file
   uir viz FILE --skip simplify              the pipeline without one pass"""
 
+CODE_BACKEND = "c"  # whose code the page shows beside each kernel, when it is installed
+
+
+def kernel_setup(registry: Registry, args: argparse.Namespace) -> KernelSetup:
+    """The passes of the compiling backends (those `uir run --backend c` runs) under the same
+    `--passes` and `--skip`, and the C backend if installed; a selection they cannot run with
+    (`--skip rangeify`) gives the page no kernels and the reason."""
+    try:
+        passes = selected_passes(registry, args, "kernels")
+    except UsageError as exc:
+        return KernelSetup(None, f"no kernels: {exc.message}")
+    backend = registry.backends.get(CODE_BACKEND)
+    if not isinstance(backend, RendersKernels):
+        return KernelSetup(passes)
+    return KernelSetup(passes, code=backend, code_name=CODE_BACKEND)
+
 
 def _data(args: argparse.Namespace) -> dict:
     registry = load_registry(args.plugin_modules)
     source = read_source(args.file)
-    return page_data(source.text, source.path, selected_passes(registry, args))
+    passes = selected_passes(registry, args)
+    return page_data(source.text, source.path, passes, kernel_setup(registry, args))
 
 
 def _page(args: argparse.Namespace) -> str:
@@ -111,7 +128,7 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
     viz = commands.add_parser(
         "viz",
         parents=[common],
-        help="show the graph and every rewrite step in a browser",
+        help="show the graph, every rewrite step and the kernels in a browser",
         more_help=more_help(EXAMPLES, backends=False),
     )
     viz.add_argument("file", help="a .uir file, or - for standard input")

@@ -1,7 +1,7 @@
-// uir viz: a program's graph and every rewrite step. Plain JS, no build step.
+// uir viz: a program's graph, every rewrite step and its kernels. Plain JS, no build step.
 //
 // DATA (written by uir/cli/viz/data.py) lists every UOp once, as [op, type, arg, sources]; graphs,
-// passes and rule steps name UOps by their index there. The layout is dagre's
+// passes, rule steps and kernels name UOps by their index there. The layout is dagre's
 // (static/dagre.min.js); drawing is on a canvas, and only what lies in view is drawn.
 "use strict";
 
@@ -20,6 +20,11 @@ const CATEGORY = {
 };
 const ALU_COLOR = "#cfe0f7";
 const MEMORY_COLORS = ["#d9534f", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2"];
+// A kernel's UOps are filled with its colour (kernel k: KERNEL_COLORS[k % length]).
+const KERNEL_COLORS = ["#ffe08a", "#a8e6e0", "#f4b6d2", "#c6e3a1", "#d2c4f2", "#f7c59f"];
+const KERNELS = DATA.kernels ? DATA.kernels.kernels : [];
+const KERNEL_OF = new Map(); // UOp -> the kernel that runs it
+KERNELS.forEach((k, i) => k.uops.forEach((id) => KERNEL_OF.set(id, i)));
 
 // ---- the graph under some roots --------------------------------------------------------------
 
@@ -268,6 +273,7 @@ class GraphView {
       const op = NODES[b.id][0];
       const mark = this.marks.get(b.id);
       ctx.fillStyle = mark === "new" ? "#b8f0b0" : mark === "gone" ? "#ffc4c4"
+        : typeof mark === "number" ? KERNEL_COLORS[mark % KERNEL_COLORS.length]
         : CATEGORY[op] || ALU_COLOR;
       ctx.fillRect(left, top, b.width, b.height);
       const memory = DATA.memory[b.id];
@@ -371,6 +377,13 @@ function buildEntries() {
                      before: [before], after: [after] });
     }
   });
+  const kernels = DATA.kernels;
+  if (kernels) {
+    const n = kernels.kernels.length;
+    const title = kernels.sink === null ? "kernels: none" : `kernels: ${n}`;
+    entries.push({ kind: "kernels", title, failed: kernels.sink === null });
+    kernels.kernels.forEach((k, i) => entries.push({ kind: "kernel", kernel: i, title: k.summary }));
+  }
   return entries;
 }
 
@@ -442,7 +455,10 @@ function choose(i) {
   const host = document.getElementById("graphs");
   host.innerHTML = "";
   views = [];
-  if (entry.kind === "program") {
+  shownCode = null;
+  if (entry.kind === "kernels" || entry.kind === "kernel") {
+    showKernels(host, entry);
+  } else if (entry.kind === "program") {
     const view = new GraphView(host, `${DATA.path}: ${reach(entry.roots).size} UOps`);
     views.push(view);
     view.show(entry.roots, Infinity, new Map());
@@ -478,6 +494,52 @@ function choose(i) {
   publishState();
 }
 
+// ---- the kernels: the lowered program, each kernel's UOps in its colour, its code --------------
+
+let shownCode = null; // the text of the code pane, when one is shown
+
+function textPane(host, title, text, className) {
+  const pane = document.createElement("div");
+  pane.className = "pane";
+  pane.innerHTML = `<div class="title"></div><pre class="${className}"></pre>`;
+  pane.querySelector(".title").textContent = title;
+  pane.querySelector("pre").textContent = text;
+  host.appendChild(pane);
+}
+
+function showKernels(host, entry) {
+  const kernels = DATA.kernels;
+  const info = document.getElementById("info");
+  if (kernels.sink === null) { // no schedule: why, in place of the graph
+    info.textContent = kernels.why;
+    textPane(host, "kernels: none", kernels.why, "note");
+    return;
+  }
+  const chosen = entry.kind === "kernel" ? [entry.kernel] : KERNELS.map((_, i) => i);
+  const marks = new Map();
+  for (const i of chosen) for (const id of KERNELS[i].uops) marks.set(id, i);
+  const size = reach([kernels.sink]).size;
+  const what = entry.kind === "kernel" ? `${KERNELS[entry.kernel].name} (${marks.size} UOps)`
+    : `${KERNELS.length} kernel${KERNELS.length === 1 ? "" : "s"}`;
+  const view = new GraphView(host, `lowered program: ${size} UOps, ${what}`);
+  views.push(view);
+  if (entry.kind === "kernel") {
+    const k = KERNELS[entry.kernel];
+    info.textContent = `${k.summary}\n${k.stats}`;
+  } else {
+    info.textContent = [`stats: ${kernels.stats}`, ...kernels.locals].join("\n");
+  }
+  const code = chosen.map((i) => KERNELS[i].code).filter((c) => c !== null);
+  if (kernels.code && code.length) {
+    shownCode = code.join("\n\n");
+    const which = entry.kind === "kernel" ? KERNELS[entry.kernel].name : "every kernel";
+    textPane(host, `${kernels.code.toUpperCase()} of ${which}`, shownCode, "code");
+  } else {
+    textPane(host, "code", kernels.codeWhy || "no code", "note");
+  }
+  view.show([kernels.sink], Infinity, marks); // laid out once the code pane took its room
+}
+
 // ---- selection, source text, search ------------------------------------------------------------
 
 function select(id) {
@@ -492,6 +554,7 @@ function select(id) {
   if (memory) info.push(`memory: ${DATA.names[memory[0]] || "buffer"}, version ${memory[1]}`);
   const loop = DATA.loops[id];
   if (loop !== undefined) info.push(`in the loop of ${DATA.names[loop] || "a RANGE"}`);
+  if (KERNEL_OF.has(id)) info.push(`run by ${KERNELS[KERNEL_OF.get(id)].summary}`);
   document.getElementById("info").textContent = info.join("\n");
   document.querySelectorAll("#source .line").forEach((div) => {
     const on = +div.dataset.line === line;
@@ -595,6 +658,9 @@ function publishState() {
                                clusters: v.clusters ? v.clusters.map((k) => k.cluster) : [] })),
     selected, selectedLine: selected === null ? null : DATA.lines[selected],
     error: DATA.error,
+    kernels: KERNELS.map((k) => k.summary),
+    code: shownCode,
+    info: document.getElementById("info").textContent,
   };
   document.getElementById("viz-state").textContent = JSON.stringify(state);
 }
