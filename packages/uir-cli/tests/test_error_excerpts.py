@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from uir.cli.main import main
+from uir.core.plugins import load_registry
 
 
 def write(tmp_path, text: str) -> str:
@@ -185,17 +186,15 @@ def test_a_line_number_of_two_digits_widens_the_gutter(tmp_path, capsys) -> None
     [
         (
             ["opt", "--passes", "rangify"],
-            "unknown pass 'rangify' (did you mean rangeify?) "
-            "(installed: autodiff, fold, inline, rangeify, simplify)",
+            "unknown pass 'rangify' (did you mean rangeify?) (installed: PASSES)",
         ),
         (
             ["run", "--skip", "simplfy"],
-            "unknown pass 'simplfy' (did you mean simplify?) "
-            "(installed: autodiff, fold, inline, rangeify, simplify)",
+            "unknown pass 'simplfy' (did you mean simplify?) (installed: PASSES)",
         ),
         (
             ["run", "--backend", "inter"],
-            "unknown backend 'inter' (did you mean interp?) (installed: c, cuda, cuda-emu, interp)",
+            "unknown backend 'inter' (did you mean interp?) (installed: BACKENDS)",
         ),
     ],
 )
@@ -203,6 +202,9 @@ def test_an_unknown_pass_or_backend_names_the_nearest(tmp_path, capsys, args, me
     path = write(tmp_path, "%a = CONST i32 2\n%out = SINK void %a\n")
     code, out, err = uir([*args, path], capsys)
     assert (code, out) == (1, "")
+    registry = load_registry([])  # what this installation has, the workspace's packages
+    message = message.replace("PASSES", ", ".join(sorted(p.name for p in registry.passes)))
+    message = message.replace("BACKENDS", ", ".join(sorted(registry.backends)))
     assert err == f"{path}: error: {message}\n"
 
 
