@@ -132,7 +132,7 @@ def log_phase(phase: str, directory: str, compilers: int, tests: int) -> None:
         tally = matrix.Tally(names, paths)
         digests = {path: _digest(j) for j, path in enumerate(paths)}
         tests = crossgrade.Tests(tuple(paths), (), digests)
-        kept = crossgrade.replay(log, tally, entrants, tests)
+        kept = crossgrade.replay(log, tally, entrants, tests).taken
         log.close()
         document = matrix.grades([e.describe() for e in entrants], [], tally, {})
         kept = sum(row["tests"] - row["not_run"] for row in document["compilers"])

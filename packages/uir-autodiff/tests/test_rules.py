@@ -196,3 +196,32 @@ def test_one_sgd_step_loads_parameters_and_stores_them_back(capsys, tmp_path):
     ]
     for backend in ("interp", "c"):
         assert run(capsys, tmp_path, lines, "--backend", backend) == [[14], [4, 4, 4]]
+
+
+def test_a_higher_derivative_at_a_const_equal_to_the_seed(capsys, tmp_path):
+    # x = 1 is the very UOp of the seed 1.0 of the inner backward graph; the outer GRAD must
+    # differentiate x only: d2/dx2 (x^3) = 6x = 6, not 6x + 3x^2 (the seed taken for x)
+    lines = [
+        "%x = CONST f32 1",
+        "%s = MUL f32 %x %x",
+        "%c = MUL f32 %s %x",
+        "%d1 = GRAD f32 %c %x",
+        "%d2 = GRAD f32 %d1 %x",
+        "%out = SINK void %d1 %d2",
+    ]
+    assert run(capsys, tmp_path, lines) == [[3], [6]]
+
+
+def test_a_gradient_with_respect_to_a_gradient(capsys, tmp_path):
+    # g = d(x^2 y)/dx = 2xy; l = g * g; dl/dg = 2g = 4xy = 24 at (2, 3)
+    lines = [
+        "%x = CONST f32 2",
+        "%y = CONST f32 3",
+        "%s = MUL f32 %x %x",
+        "%f = MUL f32 %s %y",
+        "%g = GRAD f32 %f %x",
+        "%l = MUL f32 %g %g",
+        "%h = GRAD f32 %l %g",
+        "%out = SINK void %g %h",
+    ]
+    assert run(capsys, tmp_path, lines) == [[12], [24]]

@@ -157,6 +157,7 @@ def test_a_late_day_is_a_second_collection_under_the_syllabus_rule(
     assert (last["team"], last["commit"], last["late"]) == ("ada", late, True)
     regraded = _grade(course, 1, "--reason", "ada's late day")
     assert "resuming: 2 results kept" in regraded.stderr  # the reference's and bob's
+    assert f"ada: graded at its last collection {late}" in regraded.stderr
     assert _run(course, 1, 2)["ada"] == (late, 0.0)
     history = [json.loads(line) for line in (course / "weeks" / "week1" / "history.jsonl").open()]
     assert history[-1]["changes"] == [
@@ -176,6 +177,10 @@ def test_a_late_day_is_a_second_collection_under_the_syllabus_rule(
     _uir(course, "collect", "course.toml", "--week", "2", "--late", "bob")
     unknown = _uir(course, "collect", "course.toml", "--week", "2", "--late", "eve", check=1)
     assert "--late eve: no such team" in unknown.stderr
+    # The gradebook says who spent what (a course without weights: only the late days here).
+    _uir(course, "gradebook", "course.toml", "--out", "book")
+    book = json.loads((course / "book" / "gradebook.json").read_text())
+    assert {s["id"]: s["late_days_spent"] for s in book["students"]} == {"a1": 1, "a2": 1, "b1": 1}
 
 
 def test_no_collection_before_the_deadline_unless_said_so(course: Path) -> None:
@@ -184,6 +189,8 @@ def test_no_collection_before_the_deadline_unless_said_so(course: Path) -> None:
     assert not (course / "weeks" / "week3" / "manifest.json").exists()
     _uir(course, "collect", "course.toml", "--week", "3", "--early")
     assert all(e["early"] for e in _manifest(course, 3))
+    unknown = _uir(course, "collect", "course.toml", "--week", "9", check=1)
+    assert "course.toml: error: no week 9 (it lists 1, 2, 3)" in unknown.stderr
 
 
 def test_a_team_not_collected_is_graded_with_that_verdict(course: Path) -> None:
@@ -202,3 +209,27 @@ def test_a_team_not_collected_is_graded_with_that_verdict(course: Path) -> None:
     assert rows["ada"]["percent"] == 100.0  # from its store, whatever the roster says now
     assert rows["gone"]["problem"].startswith("not collected: git ls-remote failed")
     assert rows["new"]["problem"].startswith("not collected (not in weeks/week1/manifest.json)")
+
+
+def test_perf_measures_the_collected_commits_too(course: Path, git: Callable[..., str]) -> None:
+    collected = _head(course, "ada", git)
+    _uir(course, "collect", "course.toml", "--week", "1")
+    _push(course, "ada", "print(6)\n", git)  # wrong after the deadline: would score 0
+    argv = ["perf", "roster.toml", "--manifest", "weeks/week1/manifest.json", "--bench", "tests"]
+    _uir(course, *argv, "--out", "perf", "-n", "1", "--no-reference")
+    teams = {t["name"]: t for t in json.loads((course / "perf" / "perf.json").read_text())["teams"]}
+    assert teams["ada"]["commit"] == collected
+    assert teams["ada"]["benchmarks"]["add"]["verdict"] == "pass"
+
+
+def test_grading_the_refs_of_now_says_when_a_branch_moved(
+    course: Path, git: Callable[..., str]
+) -> None:
+    argv = ["grade", "roster.toml", "--tests", "tests", "--out", "practice"]
+    before = _head(course, "ada", git)
+    _uir(course, *argv)
+    after = _push(course, "ada", "print(6)\n", git)
+    done = _uir(course, *argv)
+    assert f"WARNING: ada moved from {before} to {after} since its results" in done.stderr
+    again = _uir(course, *argv)  # graded at that commit now: nothing to say
+    assert "WARNING" not in again.stderr and "resuming: 3 results kept" in again.stderr

@@ -445,9 +445,17 @@ def test_hidden_tests_show_as_their_visibility_says(course: Path) -> None:
     (course / "hiding" / "buggy" / "visibility.toml").write_text(
         '[tests]\nmax_negative = "after-deadline"\n'
     )
+    (course / "hiding" / "staff" / "visibility.toml").write_text('default = "secret"\n')
     tests = ["hiding/buggy", "hiding/correct", "hiding/staff"]
-    _uir(course, "grade", "roster.toml", "--tests", *tests, "--out", "hidden")
+    done = _uir(course, "grade", "roster.toml", "--tests", *tests, "--out", "hidden")
+    # A typo in a visibility file hides its tests' details rather than show a secret.
+    assert "visibility.toml: 'secret' is no level" in done.stderr
     buggy = _feedback(course / "hidden", "buggy")
+    assert buggy["tests"][-1]["extra_data"] == {
+        "path": "hiding/staff/sub_small.uir",
+        "author": "staff",
+        "shown": "pass-fail",
+    }
     assert [t["name"] for t in buggy["tests"]] == [
         "mul_small",
         "add_small",
@@ -466,3 +474,23 @@ def test_hidden_tests_show_as_their_visibility_says(course: Path) -> None:
     page = (course / "hidden" / "feedback" / "buggy" / "index.html").read_text()
     assert "expected '7'" not in page and "max_negative" not in page
     assert "a hidden test: its details are not shown" in page
+
+
+def test_the_example_course_runs_as_a_semester(course: Path) -> None:
+    """The README's semester on the example: students' tests validated, the week collected,
+    graded from its manifest, and the gradebook worked out by hand."""
+    validate = ["validate-tests", "tests", "--week", "1", "--suite", "tests/staff", "--runs", "1"]
+    _uir(course, *validate, "--json", "validity1.json", check=5)  # the staff's junk is rejected
+    _uir(course, "collect", "course.toml", "--week", "1", "--early")
+    grade = ["grade", "roster.toml", "--manifest", "weeks/week1/manifest.json", "--tests"]
+    _uir(course, *grade, *TEAM_TESTS, "--validity", "validity1.json")
+    _uir(course, "gradebook", "course.toml", "--out", "gradebook")
+    # Tests: both teams' two tests are valid, 100. Correctness: 100 and 60 (as above). Bonus:
+    # correct's 1 point is 0.5%. c1: 5 + 25 + 15 * 0.8 + 0.5 + 25 * 0.9 + 20 * 0.95 = 84, B;
+    # b1: 5 + 15 + 13.5 + 25 * 0.85 + 20 * 0.8 = 70.75, C; b2: the same but 14 for quizzes.
+    rows = [line.split(",") for line in (course / "gradebook" / "gradebook.csv").open()]
+    assert [(r[0], r[4], r[5], r[-3], r[-2], r[-1].strip()) for r in rows[1:]] == [
+        ("c1", "100.00", "100.00", "0.50", "84.00", "B"),
+        ("b1", "100.00", "60.00", "0.00", "70.75", "C"),
+        ("b2", "100.00", "60.00", "0.00", "68.75", "F"),
+    ]

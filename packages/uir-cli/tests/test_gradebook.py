@@ -152,7 +152,7 @@ def test_the_gradebook_combines_the_weeks_as_worked_out_by_hand(course: Path) ->
     b1 = document["students"][2]
     assert b1["components"]["tests"]["counts"] == {"1": {"valid": 1, "duplicate": 1, "wrong": 0}}
     assert b1["missing"] == ["style"] and b1["bonus"] == {"points": 1, "percent": 0.5}
-    assert "b1               bob                66.38  F  (missing: style)" in done.stdout
+    assert "b1               bob                66.38  F       0  (missing: style)" in done.stdout
 
 
 @pytest.mark.parametrize(

@@ -32,8 +32,8 @@ def test_failures_exit_5_and_show_expected_and_actual(
 ) -> None:
     report = tmp_path / "report.json"
     command = f"{PYTHON} {FAKE} answer-6"
-    code = main(["test", str(SUITE / "add.uir"), "--compiler", command, "--json", str(report)])
-    assert code == 5
+    argv = ["test", str(SUITE / "add.uir"), "--compiler", command, "--json", str(report), "-v"]
+    assert main(argv) == 5
     out = capsys.readouterr().out
     assert "add.uir: fail: line 1: expected '5', got '6'" in out
     assert "  expected (exit 0):\n    5\n  actual (exit 0):\n    6" in out
@@ -108,15 +108,17 @@ def test_a_failing_test_shows_its_guide_and_the_failures_are_grouped_by_topic(
     (suite / "caught.toml").write_text('[tests]\nadd = ["add-subtracts"]\n')
     report = tmp_path / "report.json"
     command = f"{PYTHON} {FAKE} answer-6"
-    assert main(["test", str(suite), "--compiler", command, "--json", str(report)]) == 5
+    argv = ["test", str(suite), "--compiler", command, "--json", str(report), "-v"]
+    assert main(argv) == 5
     out = capsys.readouterr().out
     about = "  about this test:\n    2 + 3, worked out by hand.\n    two plus three is five\n"
     assert "  topic: ADD of ints\n" + about in out
     assert (
         "  known to catch these mistakes (planted bugs of `uir mutants`):\n    add-subtracts" in out
     )
-    last = [" ".join(line.split()) for line in out.rstrip("\n").split("\n")[-4:]]
-    assert last == [
+    shown = [" ".join(line.split()) for line in out.rstrip("\n").split("\n")]
+    at = shown.index("not passed, by topic (1 topic):")
+    assert shown[at : at + 4] == [
         "not passed, by topic (1 topic):",
         "ADD of ints 1 test add",
         "mistakes that fit (every test that catches these planted bugs did not pass):",
@@ -191,7 +193,8 @@ def test_a_rel_abs_tolerance_in_uir_test_and_its_report(
     assert main(["test", str(test), "--json", str(report)]) == 0  # the reference's 0.333333343
     for printed, code in (("0.3334", 0), ("0.334", 5)):
         compiler = f"{PYTHON} -c print({printed})"
-        assert main(["test", str(test), "--compiler", compiler, "--json", str(report)]) == code
+        argv = ["test", str(test), "--compiler", compiler, "--json", str(report), "-v"]
+        assert main(argv) == code
         [result] = json.loads(report.read_text())["tests"]
         assert result["tolerance"] == {"ulp": None, "rel": 0.001, "abs": 1e-06}
         assert result["tolerance_ulp"] is None

@@ -33,6 +33,19 @@ def test_core_and_cli_alone_run_a_program(tmp_path):
         check=False,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "5\n", "")
+    # A backend of UIR's own that is not installed names the package that adds it.
+    done = subprocess.run(
+        [str(venv / "bin" / "uir"), "run", "--backend", "c", str(program)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"{program}: error: unknown backend 'c' (installed: interp): it comes with the package "
+        "uir-backend-c, which is not installed here (`uv pip install packages/uir-backend-c` in "
+        "the UIR repository, or `uv sync` there for every package)\n"
+    )
     # The viz page's assets are package data: an installed uir-cli writes the whole page.
     page = tmp_path / "add.html"
     done = subprocess.run(

@@ -215,7 +215,7 @@ def test_control_characters_are_escaped_in_the_text_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     suite = make_suite(tmp_path / "suite", {"a": "7"})
-    grade(suite, hostile("ansi"), tmp_path / "r.json")
+    grade(suite, hostile("ansi"), tmp_path / "r.json", "-v")  # -v: the whole output shown
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\r" not in out and "\x07" not in out
     assert "\\x1b[2J\\x1b[H\\x1b[32mall passed\\r" in out

@@ -67,6 +67,8 @@ def test_rank_9_exits_3(tmp_path, capsys):
     assert main(["run", str(path)]) == 3
     assert capsys.readouterr().err == (
         f"{path}:2: error: f32[1,1,1,1,1,1,1,1,1] has rank 9: shaped types have rank 1 to 8\n"
+        " 2 | %e = EXPAND f32[1,1,1,1,1,1,1,1,1] %x\n"
+        "   | ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n"
     )
 
 

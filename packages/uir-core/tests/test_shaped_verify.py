@@ -93,12 +93,12 @@ CASES = {
     "reduce_axes_not_a_tuple": (
         [V4, "%s = REDUCE f32 %v (ADD, 0)", "%out = SINK void %s"],
         2,
-        "REDUCE takes (OP, (axes...)) such as (ADD, (0)), got (ADD, 0)",
+        "REDUCE takes (OP, (axes...)) such as (ADD, (0)), or (OP, (axes...), FAST), got (ADD, 0)",
     ),
     "reduce_without_argument": (
         [V4, "%s = REDUCE f32 %v", "%out = SINK void %s"],
         2,
-        "REDUCE takes (OP, (axes...)) such as (ADD, (0)), got nothing",
+        "REDUCE takes (OP, (axes...)) such as (ADD, (0)), or (OP, (axes...), FAST), got nothing",
     ),
     "reduce_float_axis": (
         [V4, "%s = REDUCE f32 %v (ADD, (0.0))", "%out = SINK void %s"],

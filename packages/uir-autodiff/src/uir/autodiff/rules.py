@@ -14,6 +14,7 @@ from uir.core.dtypes import I32, Type, i32
 from uir.core.floats import round_decimal
 from uir.core.ops import Op
 from uir.core.pattern import FLOATS, P, Rules
+from uir.core.shapes import reduce_arg
 from uir.core.uop import UOp
 
 Grads = tuple[UOp | None, ...]
@@ -81,7 +82,7 @@ def _reduce(ret: UOp, ctx: UOp) -> Grads | None:
     elements equal to the result. REDUCE MUL has no rule (the verifier rejects a path through
     it)."""
     x = ret.src[0]
-    fold, axes = ret.arg
+    fold, axes, _ = reduce_arg(ret.arg)
     shape = x.type.shape
     if fold is Op.ADD:
         return (_kept(ctx, shape, axes),)

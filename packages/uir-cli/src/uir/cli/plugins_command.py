@@ -23,11 +23,12 @@ def plugins_command(args: argparse.Namespace) -> int:
     lines.append("backends:")
     for name, backend in sorted(registry.backends.items()):
         ok, reason = backend.available()
-        status = "available" if ok else f"unavailable: {reason}"
         form = getattr(backend, "form", "program")
+        # The status comes last: a reason is a sentence of its own, full stop included.
+        status = "available" if ok else f"unavailable: {reason}"
         lines.append(
-            f"  {name:<8} {status}; {backend.description}; takes {form} "
-            f"[{registry.backend_owners[name]}]"
+            f"  {name:<8} {backend.description}; takes {form} "
+            f"[{registry.backend_owners[name]}]; {status}"
         )
     write_output("\n".join(lines) + "\n")
     return 0

@@ -7,7 +7,7 @@ import errno
 import math
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from uir.core import UOp, print_program
@@ -186,7 +186,69 @@ def _count(text: str) -> int:
 
 def pass_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--passes", metavar="A,B", help="run only these passes (in stage order)")
-    parser.add_argument("--skip", metavar="C,D", help="skip these passes")
+    parser.add_argument(
+        "--skip",
+        metavar="C,D",
+        help="skip these passes (simplify folds constants too, since its rules build new "
+        "constant expressions: --skip fold,simplify leaves every constant unfolded)",
+    )
+
+
+EXIT_CODES = """\
+exit codes:
+  0  success
+  1  usage or I/O error (a bad option, an unreadable file, an unknown backend or pass)
+  2  parse error: FILE:LINE: error: message, then the line and a caret
+  3  verification error (types, shapes, arguments, bounds, memory order)
+  4  internal or backend failure (an unavailable backend, out of memory, --timeout)"""
+
+
+def installed_help(backends: bool = True) -> str:
+    """The installed backends and passes, for the end of a help page (`-p` modules are not
+    loaded here: they are named on the command line being helped)."""
+    try:
+        registry = load_registry([])
+    except Exception as exc:  # a broken plugin must not break --help
+        return f"(the installed plugins could not be listed: {exc})\n"
+    lines = []
+    if backends:
+        lines.append("backends installed (uir plugins says which are available here):")
+        for name, backend in sorted(registry.backends.items()):
+            lines.append(f"  {name:<9} {backend.description}")
+    lines.append("passes installed, in pipeline order:")
+    for p in registry.passes:
+        note = " (a lowering: runs only when named or needed)" if p.lowering else ""
+        lines.append(f"  {p.name:<9} {p.description}{note}")
+    if not registry.passes:
+        lines.append("  (none)")
+    return "\n".join(lines) + "\n"
+
+
+def more_help(examples: str, backends: bool = True) -> Callable[[], str]:
+    return lambda: f"examples:\n{examples}\n\n{installed_help(backends)}\n{EXIT_CODES}\n"
+
+
+EXAMPLES = {
+    "run": """\
+  uir run examples/add.uir                  prints 5
+  uir run FILE --backend c                  compiled as C (needs $CC or cc)
+  uir run FILE --no-opt                     the program as written, no pass
+  uir run FILE --skip simplify --stats      loops, bytes and ops to stderr
+  uir run FILE --timeout 10                 stop after 10 s of wall-clock time
+  uir run - < FILE                          the program on standard input""",
+    "render": """\
+  uir render FILE                           the C source (the default backend c)
+  uir render FILE --backend cuda            the CUDA source (no GPU needed)""",
+    "check": """\
+  uir check FILE                            prints FILE: ok, or the first error""",
+    "fmt": """\
+  uir fmt FILE                              the canonical form of FILE""",
+    "opt": """\
+  uir opt FILE                              after every default pass
+  uir opt FILE --passes fold                after constant folding alone
+  uir opt FILE --skip fold,simplify         no folding at all
+  uir opt FILE --passes rangeify            shaped values lowered to loops""",
+}
 
 
 def register(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -194,7 +256,13 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
         ("run", "interp", "run a program and print its outputs, one line each"),
         ("render", "c", "print the source code a backend generates"),
     ):
-        command = commands.add_parser(name, parents=[common], help=summary)
+        command = commands.add_parser(
+            name,
+            parents=[common],
+            help=summary,
+            description=summary[0].upper() + summary[1:] + ".",
+            more_help=more_help(EXAMPLES[name]),
+        )
         command.add_argument("file", help="a .uir file, or - for standard input")
         command.add_argument("--backend", default=default, help=f"backend (default: {default})")
         command.add_argument("--no-opt", action="store_true", help="skip every pass")
@@ -224,18 +292,33 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
             )
         command.set_defaults(handler=run_command if name == "run" else render_command)
 
-    check = commands.add_parser("check", parents=[common], help="parse and verify a program")
+    check = commands.add_parser(
+        "check",
+        parents=[common],
+        help="parse and verify a program",
+        description="Parse and verify a program; print FILE: ok.",
+        more_help=lambda: f"examples:\n{EXAMPLES['check']}\n\n{EXIT_CODES}\n",
+    )
     check.add_argument("file", help="a .uir file, or - for standard input")
     check.set_defaults(handler=check_command)
 
     fmt = commands.add_parser(
-        "fmt", parents=[common], help="print a program in canonical form (dead code dropped)"
+        "fmt",
+        parents=[common],
+        help="print a program in canonical form (dead code dropped)",
+        description="Print a program in canonical form: dead code dropped, names %0, %1, ... "
+        "(it is parsed, not verified).",
+        more_help=lambda: f"examples:\n{EXAMPLES['fmt']}\n\n{EXIT_CODES}\n",
     )
     fmt.add_argument("file", help="a .uir file, or - for standard input")
     fmt.set_defaults(handler=fmt_command)
 
     opt = commands.add_parser(
-        "opt", parents=[common], help="print a program after the installed passes"
+        "opt",
+        parents=[common],
+        help="print a program after the installed passes",
+        description="Print a program after the installed passes, in canonical form.",
+        more_help=more_help(EXAMPLES["opt"], backends=False),
     )
     opt.add_argument("file", help="a .uir file, or - for standard input")
     pass_options(opt)

@@ -6,7 +6,7 @@ import sys
 from dataclasses import dataclass
 
 from uir.core import Program, UsageError, parse, verify
-from uir.core.errors import ParseError
+from uir.core.errors import ParseError, UIRError
 
 
 @dataclass(frozen=True)
@@ -31,8 +31,13 @@ def read_source(name: str) -> Source:
 
 
 def load_program(source: Source, check: bool = True) -> Program:
-    """Parse, and verify unless told not to."""
-    program = parse(source.text, source.path)
-    if check:
-        verify(program)
+    """Parse, and verify unless told not to. An error keeps the text it blames a line of
+    (`error.source`), so that the CLI can show the line under the message."""
+    try:
+        program = parse(source.text, source.path)
+        if check:
+            verify(program)
+    except UIRError as error:
+        error.source = source.text
+        raise
     return program

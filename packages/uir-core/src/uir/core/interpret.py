@@ -34,6 +34,7 @@ from .plugins import Backend, hookimpl
 from .scalar import scalar_op
 from .schedule import Block, loop_schedule
 from .semantics import apply, reduce
+from .shapes import reduce_arg
 from .uop import UOp
 
 Memory = dict[UOp, np.ndarray]  # each BUFFER and LOCAL -> its starting contents
@@ -147,24 +148,16 @@ class _Compiler:
         counter = block.range
         assert counter is not None
         body, env, end = self.block(block), self.env, counter.src[0]
-        if self.budget is None:
+        spend = self.budget.spend if self.budget is not None else None
 
-            def run() -> None:
-                for i in range(env[end]):  # evaluated once per start; none when end <= 0
-                    env[counter] = i
-                    body()
-
-            return run
-        spend = self.budget.spend
-
-        def counted() -> None:
-            trips = env[end]
-            spend(trips)
-            for i in range(trips):
+        def run() -> None:
+            if spend is not None:
+                spend(env[end])
+            for i in range(env[end]):  # evaluated once per start; no iterations when end <= 0
                 env[counter] = i
                 body()
 
-        return counted
+        return run
 
     def statement(self, uop: UOp) -> Step | None:
         """The closure that computes `uop`, or None when it has nothing to do at run time."""
@@ -304,7 +297,7 @@ class _Compiler:
 
     def reduce(self, uop: UOp) -> Step:
         env, x = self.env, uop.src[0]
-        fold, axes = uop.arg
+        fold, axes, _ = reduce_arg(uop.arg)  # a FAST one folds in the week-4 order too
         scalar = not uop.type.shape
 
         def run() -> None:

@@ -148,8 +148,17 @@ def loop_nest(sink: UOp, line_of: LineOf, inside: dict[UOp, Ranges] | None = Non
         return LoopNest(inside, {})  # loop-free: nothing to nest (and no END: ENDs need ranges)
     around: dict[UOp, tuple[UOp, ...]] = {}
     placed_by: dict[UOp, UOp] = {}  # each RANGE -> the first END that placed it
-    closed: dict[UOp, Ranges] = {}  # each UOp -> the ranges of the ENDs it depends on
-    for uop in sink.toposort(bodies=False):
+    order = sink.toposort(bodies=False)
+    # Each RANGE -> the position in `order` of the last UOp inside it. Past that position no UOp
+    # is inside the range, so a closed range is forgotten there: without this, every UOp after n
+    # sequential loops would carry all n closed ranges, n^2 in all.
+    last: dict[UOp, int] = {}
+    for i, uop in enumerate(order):
+        for rng in inside[uop]:
+            last[rng] = i
+    # Each UOp -> the ranges of the ENDs it depends on, as far as a later UOp may be inside them.
+    closed: dict[UOp, Ranges] = {}
+    for i, uop in enumerate(order):
         src = uop.src[1:] if uop.op is Op.CALL else uop.src
         done = _NONE
         for s in src:
@@ -167,6 +176,8 @@ def loop_nest(sink: UOp, line_of: LineOf, inside: dict[UOp, Ranges] | None = Non
         if uop.op is Op.END:
             _check_end(r, uop, inside)
             done = done | set(uop.src[1:])
+        if done and any(last[rng] <= i for rng in done):
+            done = frozenset(rng for rng in done if last[rng] > i)
         closed[uop] = done
     for s in sink.src:
         if inside[s]:
@@ -177,7 +188,7 @@ def loop_nest(sink: UOp, line_of: LineOf, inside: dict[UOp, Ranges] | None = Non
                 "END and SINK an AFTER that waits for that END",
             )
     # Placed from the SINK inwards: the ENDs around an END come after it in source order.
-    for uop in reversed(list(closed)):
+    for uop in reversed(order):
         if uop.op is Op.END:
             _place(r, uop, inside, around, placed_by)
     nest = LoopNest(inside, around)

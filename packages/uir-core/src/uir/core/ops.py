@@ -120,6 +120,8 @@ def week_of(op: Op) -> int:
 
 
 # The words an argument may hold besides op names. PARALLEL marks a RANGE whose iterations are
-# independent (spec/uir-week7.md); a word is kept as its text.
+# independent (spec/uir-week7.md); FAST a REDUCE that may fold in any order (spec/uir-week8.md).
+# A word is kept as its text.
 PARALLEL = "PARALLEL"
-WORDS = frozenset({PARALLEL})
+FAST = "FAST"
+WORDS = frozenset({PARALLEL, FAST})

@@ -17,6 +17,7 @@ from .dtypes import DTYPES, DType, Type
 from .errors import ParseError
 from .floats import round_decimal, round_dyadic
 from .ops import WORDS, Op
+from .suggest import DTYPE_SPELLINGS, did_you_mean, non_ascii_note
 from .uop import UOp
 
 NAME = re.compile(r"%[A-Za-z0-9_.]+")
@@ -28,6 +29,7 @@ HEXFLOAT = re.compile(r"(-?)0x([0-9A-Fa-f]+)(?:\.([0-9A-Fa-f]*))?p([+-]?\d+)")
 ARG_TOKEN = re.compile(r"[ \t]*(\(|\)|,|[^ \t(),]+)")
 BLANKS = re.compile(r"[ \t]+")
 BAD_SPACE = re.compile(r"[^\S \t]")  # whitespace other than space and tab
+WORD = re.compile(r"[^ \t]+")
 MAX_NESTING = 64
 
 
@@ -119,6 +121,7 @@ class _Statement:
     type: Type
     operands: tuple[str, ...]
     arg: Any
+    columns: tuple[int, ...] = ()  # where the name and each operand start on the line
 
 
 # Python refuses to convert longer decimal strings to int or back (the conversion is quadratic);
@@ -182,11 +185,12 @@ def _int(text: str) -> int | LongInt:
     return -value if negative else value
 
 
-def parse_literal(text: str, line: int) -> Any:
+def parse_literal(text: str, line: int, column: int | None = None) -> Any:
     """One atom of an argument: an int (or LongInt), a FloatLiteral, a bool, or a WORD (an Op,
-    or one of the other words of `WORDS`, kept as its text)."""
+    or one of the other words of `WORDS`, kept as its text). `column` is where it starts on its
+    line, for the error's caret."""
     if not text.isascii():  # \d, int() and Fraction() would read other scripts' digits (٣)
-        raise ParseError(f"bad literal '{text}'", line)
+        raise ParseError(f"bad literal '{text}'{non_ascii_note(text)}", line, column, len(text))
     if text in ("true", "false"):
         return text == "true"
     if INT.fullmatch(text):
@@ -204,65 +208,91 @@ def parse_literal(text: str, line: int) -> Any:
             return Op[text]
         if text in WORDS:
             return text
-        raise ParseError(f"unknown word '{text}' in argument", line)
-    raise ParseError(f"bad literal '{text}'", line)
+        near = did_you_mean(text, [*Op.__members__, *WORDS])
+        raise ParseError(f"unknown word '{text}' in argument{near}", line, column, len(text))
+    if NAME.fullmatch(text):  # `END void %st (%i, %j)`: operands written as an argument
+        raise ParseError(
+            f"bad literal '{text}': a name is an operand, and operands come before the "
+            "argument, without parentheses or commas",
+            line,
+            column,
+            len(text),
+        )
+    raise ParseError(f"bad literal '{text}'", line, column, len(text))
 
 
-def parse_argument(text: str, line: int) -> Any:
-    """ARG := literal | '(' ARG, ... ')' ; parentheses always make a tuple."""
-    tokens = ARG_TOKEN.findall(text)
-    if "".join(tokens) != "".join(BLANKS.split(text)):
-        raise ParseError(f"bad argument '{text.strip()}'", line)
+def parse_argument(text: str, line: int, column: int = 0) -> Any:
+    """ARG := literal | '(' ARG, ... ')' ; parentheses always make a tuple. `column` is where
+    `text` starts on its line, for the errors' carets."""
+    found = [(m.start(1) + column, m.group(1)) for m in ARG_TOKEN.finditer(text)]
+    if "".join(t for _, t in found) != "".join(BLANKS.split(text)):
+        written = text.strip(" \t")
+        raise ParseError(f"bad argument '{written}'", line, column, len(written))
     stack: list[list[Any]] = []  # the open tuples, innermost last
+    opened: list[int] = []  # where each open tuple's '(' is
     literals: dict[str, Any] = {}  # each distinct token parsed once: big CONSTs repeat values
     result: Any = None
     done = False
     expect_item = True  # at the start, after '(' and after ','
-    for token in tokens:
+    for at, token in found:
         if done:
-            raise ParseError(f"unexpected '{token}' after the argument", line)
+            raise ParseError(f"unexpected '{token}' after the argument", line, at, len(token))
         if token == ",":
             if not stack or expect_item:
-                raise ParseError("unexpected ','", line)
+                raise ParseError("unexpected ','", line, at)
             expect_item = True
             continue
         if token == "(":
             if not expect_item:
-                raise ParseError("missing ',' before '('", line)
+                raise ParseError("missing ',' before '('", line, at)
             if len(stack) >= MAX_NESTING:
-                raise ParseError("argument nested too deeply", line)
+                raise ParseError("argument nested too deeply", line, at)
             stack.append([])
+            opened.append(at)
             continue
         if token == ")":
             if not stack:
-                raise ParseError("unbalanced ')'", line)
+                raise ParseError("unbalanced ')'", line, at)
             item: Any = tuple(stack.pop())  # a trailing comma before ')' is allowed
+            opened.pop()
         else:
             if not expect_item:
-                raise ParseError(f"missing ',' before '{token}'", line)
+                raise ParseError(f"missing ',' before '{token}'", line, at, len(token))
             item = literals.get(token)
             if item is None:
-                item = literals[token] = parse_literal(token, line)
+                item = literals[token] = parse_literal(token, line, at)
         if stack:
             stack[-1].append(item)
             expect_item = False
         else:
             result, done = item, True
     if stack:
-        raise ParseError("unclosed '(' in argument", line)
+        raise ParseError("unclosed '(' in argument", line, opened[-1])
     return result
 
 
-def parse_type(text: str, line: int) -> Type:
+def parse_type(text: str, line: int, column: int | None = None) -> Type:
+    """A type, `f32` or `i32[2,3]`; `column` is where it starts on its line."""
+
+    def bad(why: str = "") -> ParseError:
+        return ParseError(f"bad type '{text}'{why}", line, column, len(text))
+
+    if not text.isascii():  # dims are 0-9 only
+        raise bad(non_ascii_note(text))
     match = TYPE.fullmatch(text)
-    if not match or not text.isascii() or match.group(1) not in DTYPES:  # dims are 0-9 only
-        raise ParseError(f"bad type '{text}'", line)
+    if not match:
+        raise bad()
+    if match.group(1) not in DTYPES:
+        dtype = match.group(1)
+        raise bad(f": unknown dtype '{dtype}'{did_you_mean(dtype, DTYPES, DTYPE_SPELLINGS)}")
     written = match.group(2).split(",") if match.group(2) else []
     if any(len(d) > INT_DIGITS_LIMIT for d in written):  # beyond what int() converts
-        raise ParseError(f"bad type: a dimension of over {INT_DIGITS_LIMIT} digits", line)
+        raise ParseError(
+            f"bad type: a dimension of over {INT_DIGITS_LIMIT} digits", line, column, len(text)
+        )
     dims = tuple(int(d) for d in written)
     if any(d < 1 for d in dims):
-        raise ParseError(f"bad type '{text}': every dimension must be at least 1", line)
+        raise bad(": every dimension must be at least 1")
     return Type(DTYPES[match.group(1)], dims)
 
 
@@ -288,31 +318,55 @@ def const_value(arg: Any, type_: Type) -> Any:
     return arg
 
 
-def _statement(text: str, line: int) -> _Statement:
-    odd = BAD_SPACE.search(text)
+def _statement(code: str, line: int, offset: int = 0) -> _Statement:
+    """One statement, `code` (its line without blanks around it or a comment), which starts at
+    `offset` on its line: every error names the word it blames."""
+    odd = BAD_SPACE.search(code)
     if odd:
-        raise ParseError(f"unexpected character {odd.group()!r}: blanks are spaces and tabs", line)
-    words = BLANKS.split(text)
+        raise ParseError(
+            f"unexpected character {odd.group()!r}: blanks are spaces and tabs",
+            line,
+            offset + odd.start(),
+        )
+    spans = [(m.start() + offset, m.group()) for m in WORD.finditer(code)]
+    words = [w for _, w in spans]
+
+    def fail(message: str, i: int) -> ParseError:
+        """An error blaming word `i`, or the end of the statement when there is none."""
+        if i < len(spans):
+            return ParseError(message, line, spans[i][0], len(spans[i][1]))
+        return ParseError(message, line, offset + len(code))
+
     if not NAME.fullmatch(words[0]):
-        raise ParseError(f"expected a name like %x to start the statement, got '{words[0]}'", line)
+        raise fail(
+            f"expected a name like %x to start the statement, got '{words[0]}'"
+            f"{non_ascii_note(words[0])}",
+            0,
+        )
     if len(words) < 2 or words[1] != "=":
-        raise ParseError(f"expected '=' after {words[0]}", line)
+        raise fail(f"expected '=' after {words[0]}", 1)
     if len(words) < 3:
-        raise ParseError("expected an op after '='", line)
-    if not OP_NAME.fullmatch(words[2]) or words[2] not in Op.__members__:
-        raise ParseError(f"unknown op '{words[2]}'", line)
+        raise fail("expected an op after '='", 2)
+    op = words[2]
+    if not OP_NAME.fullmatch(op) or op not in Op.__members__:
+        raise fail(f"unknown op '{op}'{non_ascii_note(op)}{did_you_mean(op, Op.__members__)}", 2)
     if len(words) < 4:
-        raise ParseError(f"expected a type after {words[2]}", line)
-    type_ = parse_type(words[3], line)
+        raise fail(f"expected a type after {op}", 3)
+    if not words[3][:1].isalpha():  # an operand, an argument: the type was left out
+        raise fail(f"expected a type after {op}, got '{words[3]}' (`%x = {op} TYPE ...`)", 3)
+    type_ = parse_type(words[3], line, spans[3][0])
     rest = words[4:]
     count = 0
     while count < len(rest) and rest[count].startswith("%"):
         if not NAME.fullmatch(rest[count]):
-            raise ParseError(f"bad name '{rest[count]}'", line)
+            raise fail(f"bad name '{rest[count]}'{non_ascii_note(rest[count])}", 4 + count)
         count += 1
-    arg_text = " ".join(rest[count:])
-    arg = parse_argument(arg_text, line) if arg_text else None
-    return _Statement(line, words[0], Op[words[2]], type_, tuple(rest[:count]), arg)
+    arg = None
+    if count < len(rest):
+        start = spans[4 + count][0]
+        arg = parse_argument(code[start - offset :], line, start)
+    columns = (spans[0][0], *(at for at, _ in spans[4 : 4 + count]))
+    return _Statement(line, words[0], Op[op], type_, tuple(rest[:count]), arg, columns)
 
 
 def _statements(text: str, end_line: int | None = None) -> list[_Statement]:
@@ -323,9 +377,11 @@ def _statements(text: str, end_line: int | None = None) -> list[_Statement]:
     for number, raw in enumerate(text.split("\n"), start=1):
         if end_line is not None and number >= end_line:
             break
-        code = raw.removesuffix("\r").split("#", 1)[0].strip(" \t")
+        before = raw.removesuffix("\r").split("#", 1)[0]
+        code = before.strip(" \t")
         if code:
-            statements.append(_statement(code, number))
+            offset = len(before) - len(before.lstrip(" \t"))
+            statements.append(_statement(code, number, offset))
     return statements
 
 
@@ -338,16 +394,27 @@ def _define(statements: list[_Statement]) -> Iterator[tuple[_Statement, UOp]]:
     names: dict[str, UOp] = {}
     for s in statements:
         if s.name in names:
-            raise ParseError(f"{s.name} is already defined on line {defined_at[s.name]}", s.line)
+            raise ParseError(
+                f"{s.name} is already defined on line {defined_at[s.name]}",
+                s.line,
+                s.columns[0],
+                len(s.name),
+            )
         src = []
-        for operand in s.operands:
+        for operand, at in zip(s.operands, s.columns[1:], strict=True):
             if operand in names:
                 src.append(names[operand])
             elif operand in defined_at:
                 where = defined_at[operand]
-                raise ParseError(f"{operand} is used before its definition on line {where}", s.line)
+                raise ParseError(
+                    f"{operand} is used before its definition on line {where}",
+                    s.line,
+                    at,
+                    len(operand),
+                )
             else:
-                raise ParseError(f"undefined name {operand}", s.line)
+                near = did_you_mean(operand, names)
+                raise ParseError(f"undefined name {operand}{near}", s.line, at, len(operand))
         arg = const_value(s.arg, s.type) if s.op is Op.CONST else s.arg
         uop = names[s.name] = UOp(s.op, s.type, tuple(src), arg)
         yield s, uop

@@ -25,6 +25,7 @@ from .errors import BackendError, UIRError, UsageError, VerifyError
 from .kernels import Schedule, schedule_kernels
 from .ops import Op
 from .parse import Program
+from .suggest import did_you_mean
 from .trace import current_trace
 from .uop import UOp
 from .verify import verify
@@ -135,6 +136,29 @@ class HookSpecs:
         """Return the backends this plugin adds. Called once when the registry is built."""
 
 
+# The backends and passes of UIR's own packages -> the package that adds each: a name that an
+# installation lacks says what to install.
+PROVIDERS = {
+    "c": "uir-backend-c",
+    "cuda": "uir-backend-cuda",
+    "cuda-emu": "uir-backend-cuda",
+    "inline": "uir-rewrite",
+    "fold": "uir-rewrite",
+    "simplify": "uir-rewrite",
+    "rangeify": "uir-rewrite",
+}
+
+
+def _provider(name: str) -> str:
+    package = PROVIDERS.get(name)
+    if package is None:
+        return ""
+    return (
+        f": it comes with the package {package}, which is not installed here (`uv pip install "
+        f"packages/{package}` in the UIR repository, or `uv sync` there for every package)"
+    )
+
+
 @dataclass(frozen=True)
 class Registry:
     """What the installed and named plugins provide."""
@@ -148,7 +172,10 @@ class Registry:
     def backend(self, name: str) -> Backend:
         if name not in self.backends:
             known = ", ".join(sorted(self.backends)) or "none"
-            raise UsageError(f"unknown backend '{name}' (installed: {known})")
+            near = did_you_mean(name, self.backends)
+            raise UsageError(
+                f"unknown backend '{name}'{near} (installed: {known}){_provider(name)}"
+            )
         return self.backends[name]
 
     def pipeline(
@@ -161,7 +188,11 @@ class Registry:
         known = {p.name for p in self.passes}
         for name in (*only, *skip):
             if name not in known:
-                raise UsageError(f"unknown pass '{name}' (installed: {', '.join(sorted(known))})")
+                near = did_you_mean(name, sorted(known))
+                raise UsageError(
+                    f"unknown pass '{name}'{near} (installed: {', '.join(sorted(known)) or 'none'})"
+                    f"{_provider(name)}"
+                )
         if form not in FORMS:
             raise BackendError(f"unknown program form '{form}' (forms: {', '.join(FORMS)})")
         needed = {p.name: p for p in self.passes if p.needed(form)}
@@ -316,7 +347,10 @@ def _pipeline_order(passes: list[Pass], owners: dict[str, str]) -> list[Pass]:
         if anchor is None:
             continue
         if anchor not in by_name:
-            raise BackendError(f"{where} is placed next to '{anchor}': no such pass")
+            raise BackendError(
+                f"{where} is placed next to '{anchor}': no such pass is installed"
+                f"{_provider(anchor)}"
+            )
         if by_name[anchor].stage != p.stage:
             raise BackendError(
                 f"{where} is placed next to '{anchor}', which is in another stage "

@@ -20,6 +20,7 @@ from .ops import (
     BINARY,
     BITWISE,
     COMPARE,
+    FAST,
     FLOAT_BINARY,
     FLOAT_UNARY,
     INT_BINARY,
@@ -169,23 +170,28 @@ def expand(x: Type, shape: Sequence[int]) -> Type:
     return out
 
 
-def reduce_arg(arg: Any) -> tuple[Op, tuple[int, ...]]:
-    """A REDUCE argument `(OP, (axes...))` read as its fold and axes."""
+def reduce_arg(arg: Any) -> tuple[Op, tuple[int, ...], bool]:
+    """A REDUCE argument `(OP, (axes...))` or `(OP, (axes...), FAST)` read as its fold, its axes
+    and whether it is FAST (it may fold in any order: spec/uir-week8.md)."""
     form = (
         isinstance(arg, tuple)
-        and len(arg) == 2
+        and len(arg) in (2, 3)
         and isinstance(arg[0], Op)
         and isinstance(arg[1], tuple)
         and all(_is_int(a) for a in arg[1])
+        and (len(arg) == 2 or arg[2] == FAST)
     )
     if not form:
-        raise ShapeError(f"REDUCE takes (OP, (axes...)) such as (ADD, (0)), got {_shown(arg)}")
-    return arg[0], arg[1]
+        raise ShapeError(
+            "REDUCE takes (OP, (axes...)) such as (ADD, (0)), or (OP, (axes...), FAST), "
+            f"got {_shown(arg)}"
+        )
+    return arg[0], arg[1], len(arg) == 3
 
 
 def reduce(x: Type, arg: Any) -> Type:
     """`REDUCE x (OP, (axes...))`: x's shape without the folded axes (rank 0 when all are)."""
-    op, axes = reduce_arg(arg)
+    op, axes, _ = reduce_arg(arg)
     if op not in REDUCE_OPS:
         raise ShapeError(f"REDUCE folds with ADD, MUL, MAX or MIN, not {op}")
     if not x.dtype.is_number:

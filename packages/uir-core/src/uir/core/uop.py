@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from . import shapes
 from .dtypes import I32, VOID, DType, Type
 from .elements import Elements, arg_key
-from .ops import PARALLEL, Op
+from .ops import FAST, PARALLEL, Op
 
 __all__ = ["UOp", "arg_key"]
 
@@ -138,8 +138,9 @@ class UOp:
         axes = tuple(axes)
         return UOp(Op.FLIP, shapes.flip(self.type, axes), (self,), axes)
 
-    def reduce(self, op: Op, axes: Sequence[int]) -> UOp:
-        arg = (op, tuple(axes))
+    def reduce(self, op: Op, axes: Sequence[int], fast: bool = False) -> UOp:
+        """`op` folded over `axes`; `fast` lets it fold in any order (spec/uir-week8.md)."""
+        arg = (op, tuple(axes), FAST) if fast else (op, tuple(axes))
         return UOp(Op.REDUCE, shapes.reduce(self.type, arg), (self,), arg)
 
     def stage(self) -> UOp:

@@ -430,7 +430,8 @@ def _check_alu(c: _Checker, uop: UOp) -> None:
 
 
 def _check_reduce(c: _Checker, uop: UOp) -> None:
-    """`REDUCE T x (OP, (axes...))` folds the listed axes of x away (uir.md section 8)."""
+    """`REDUCE T x (OP, (axes...))` folds the listed axes of x away (uir.md section 8); with
+    `FAST` last in the argument it may fold them in any order (spec/uir-week8.md)."""
     c.arity(uop, 1)
     x = uop.src[0]
     want = c.typed(uop, shapes.reduce, x.type, uop.arg)

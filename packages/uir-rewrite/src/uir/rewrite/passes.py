@@ -58,7 +58,8 @@ PASSES = (
     Pass(
         "simplify",
         "simplify",
-        "algebraic identities, constant reassociation, division and comparison by bounds",
+        "algebraic identities, constant reassociation, division and comparison by bounds; "
+        "folds constants too (its rules build c1 + c2)",
         simplify,
     ),
     Pass(

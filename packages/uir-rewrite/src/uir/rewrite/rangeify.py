@@ -43,6 +43,7 @@ from uir.core.loops import range_id
 from uir.core.memory import Kind, kind, version_of
 from uir.core.ops import ALU, Op
 from uir.core.pattern import P, Rules
+from uir.core.shapes import reduce_arg
 from uir.core.uop import UOp
 
 Index = tuple[UOp, ...]
@@ -140,7 +141,7 @@ def _fusion(uops: Sequence[UOp]) -> tuple[frozenset[UOp], dict[UOp, bool]]:
 
 def _folds_last(reduce: UOp) -> bool:
     """Whether a shaped REDUCE folds its source's last axes only (a row sum, not a column sum)."""
-    _, axes = reduce.arg
+    _, axes, _ = reduce_arg(reduce.arg)
     rank = len(reduce.src[0].type.shape)
     return bool(reduce.type.shape) and sorted(axes) == list(range(rank - len(axes), rank))
 
@@ -377,7 +378,7 @@ def _reduce(dest: UOp, reduce: UOp, ctx: Context, around: Index | None = None) -
     accumulator of an iteration of them, each iteration's own scratch (spec/uir-week7.md rule
     3), which the AFTER starting it lists."""
     (source,) = reduce.src
-    op, axes = reduce.arg
+    op, axes, _ = reduce_arg(reduce.arg)  # FAST or not: the week-4 order is a legal one
     shape = source.type.shape
     first = min(axes, default=len(shape))
     if around is None:

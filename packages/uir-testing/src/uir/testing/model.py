@@ -588,7 +588,7 @@ def moved(uop: UOp, x: Any) -> tuple[Scalar, ...]:
 def reduce(uop: UOp, x: tuple[Scalar, ...]) -> Any:
     """REDUCE: each result element folds its source elements from the first, in row-major
     order over the reduced axes, one scalar op at a time (uir.md section 8)."""
-    fold, axes = uop.arg
+    fold, axes = uop.arg[:2]  # FAST: the week-4 order is one legal order
     shape = uop.src[0].type.shape
     kept = [a for a in range(len(shape)) if a not in axes]
     results = []

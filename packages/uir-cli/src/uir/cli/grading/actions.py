@@ -12,17 +12,18 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from uir.core.errors import UsageError
 
 from ..output import write_output
-from . import commands, guide, mutants, report
+from . import commands, guide, mutants, report, selection
 from .forkserver import ForkServer
 from .harness import (
     Compiler,
     RenderCheck,
+    TestResult,
     reference_compiler,
     reference_run_args,
     run_tests,
@@ -169,10 +170,43 @@ def forked_reference(stack: contextlib.ExitStack, reference: Compiler) -> Compil
     return Compiler(("uir",), reference.run_args, reference.env, server)
 
 
-def test(args: argparse.Namespace) -> int:
+def _selected(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """The tests to run after -k and --lf; and what to say about the choice."""
     tests = _collect(args.paths)
+    notes = []
+    if args.keyword is not None:
+        tests = selection.keyword_selected(tests, args.keyword)
+        if not tests:
+            raise UsageError(f"no test matches -k {args.keyword!r}")
+    if args.last_failed:
+        failed = selection.last_failed()
+        chosen = [t for t in tests if os.path.abspath(t) in failed]
+        if chosen:
+            notes.append(f"--lf: rerunning the {len(chosen)} tests that did not pass last time")
+            tests = chosen
+        else:
+            notes.append("--lf: no test here failed last time: running them all")
+    return tests, notes
+
+
+def rerun_command(args: argparse.Namespace, path: str) -> str:
+    """The command that runs one test again as this run ran it."""
+    argv = ["uir", "test", path]
+    if args.compiler is not None:
+        argv += ["--compiler", args.compiler]
+    if args.backend is not None:
+        argv += ["--backend", args.backend]
+    for module in args.plugin_modules:
+        argv += ["-p", module]
+    argv += ["--render"] * args.render + ["--no-isolation"] * args.no_isolation
+    return shlex.join(argv)
+
+
+def test(args: argparse.Namespace) -> int:
+    tests, notes = _selected(args)
     compiler = compiler_from(args)
     limits = limits_from(args)
+    maxfail = 1 if args.exitfirst else args.maxfail
     isolation = None
     with contextlib.ExitStack() as stack:
         if args.compiler is None and not args.no_fork_server and not args.render:
@@ -191,32 +225,88 @@ def test(args: argparse.Namespace) -> int:
         began = time.monotonic()
         stop, received = stack.enter_context(stop_on_signals())
         stack.callback(progress.finish)
-        results = run_tests(tests, compiler, limits, args.jobs, progress.update, stop)
+        not_passed = [0]
+
+        def on_result(result: TestResult) -> None:
+            progress.update(result)
+            not_passed[0] += not result.passed
+            if maxfail is not None and not_passed[0] >= maxfail:
+                stop.set()  # -x / --maxfail: no new test starts, running ones are killed
+
+        results = run_tests(tests, compiler, limits, args.jobs, on_result, stop)
     duration = time.monotonic() - began
     interrupted = signal.Signals(received[0]).name if received else None
     mode = isolation.mode if isolation is not None else report.TRUSTED
     failures = [r for r in results if not r.passed]
     guides = guide.guides_for(tests)
-    text = [
-        "\n".join([report.failure_details(r), *guide.details(guides.get(r.path))]) for r in failures
-    ]
-    text.append(report.summary_table(results, compiler.command, duration))
     failed = [r.path for r in failures]
-    mistakes = guide.likely_mistakes([r.path for r in results], failed)
+    weights = report.evidence_weights(failures)
+    mistakes = guide.by_evidence(guide.likely_mistakes([r.path for r in results], failed), weights)
+    if args.verbose:
+        text = [
+            "\n".join([report.failure_details(r), *guide.details(guides.get(r.path))])
+            for r in failures
+        ]
+        text.append(report.summary_table(results, compiler.command, duration))
+    else:
+        text = report.short_failures(failures)
     text += guide.grouped_summary(failed, guides)
-    text += guide.mistakes_summary(mistakes)
+    text += guide.mistakes_summary(mistakes, guide.SHOWN_MISTAKES if args.verbose else 5)
+    text += _closing(args, results, failures, duration, compiler.command, bool(mistakes))
+    # Why tests did not run goes just above the summary, which stays last.
     if interrupted:
-        text.append(f"interrupted by {interrupted}: {len(tests) - len(results)} tests not run")
+        text[-2:-2] = [f"interrupted by {interrupted}: {len(tests) - len(results)} tests not run"]
+    elif len(results) < len(tests):
+        text[-2:-2] = [
+            f"stopped after {not_passed[0]} not passed (--maxfail {maxfail}): "
+            f"{len(tests) - len(results)} tests not run"
+        ]
     if args.json:  # first: a standard output that fails must not cost the report
         document = report.json_report(
             results, compiler.command, limits, args.jobs, duration, mode, len(tests), interrupted
         )
         guide.annotate(document, guides, mistakes)
         _write(args.json, document)
+    problem = selection.remember([r.path for r in results], failed)
+    for note in [*notes, *([problem] if problem else [])]:
+        print(f"uir test: {note}", file=sys.stderr)
     write_output("\n".join(text) + "\n")
     if received:
         return 128 + received[0]
     return NOT_PASSED if failures else 0
+
+
+def _closing(
+    args: argparse.Namespace,
+    results: Sequence[TestResult],
+    failures: Sequence[TestResult],
+    duration: float,
+    command: str,
+    ranked: bool,
+) -> list[str]:
+    """The end of the report: what ended alike, the progress letters, how to rerun, and the
+    summary, last, where a terminal leaves it in view."""
+    lines = []
+    groups = report.alike(failures)
+    widest = max(groups, key=len) if groups else []
+    if len(widest) > 1 and 2 * len(widest) >= len(results):
+        verdict, detail, last = report.signature(widest[0])
+        stderr = f" ({report.shown(last)})" if last else ""
+        lines.append(
+            f"{len(widest)} of {len(results)} tests ended alike, {verdict}: "
+            f"{report.shown(detail)}{stderr}: fix that first"
+            + ("; the mistakes above are ranked by the other failures" if ranked else "")
+        )
+    if failures:
+        lines.append(report.legend(results))
+        lines.append(f"rerun one: {rerun_command(args, failures[0].path)}")
+        more = "" if args.verbose else "; -v for what each expected and got, with its guide"
+        lines.append(f"rerun the {len(failures)} not passed: the same command with --lf{more}")
+    lines.append(report.one_line_summary(results, command, duration))
+    passed = len(results) - len(failures)
+    verdict = "all passed" if not failures else f"{len(failures)} not passed"
+    lines.append(f"{passed} of {len(results)} passed: {verdict}")
+    return lines
 
 
 def _write(path: str, document: dict[str, object]) -> None:

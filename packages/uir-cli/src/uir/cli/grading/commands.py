@@ -217,6 +217,37 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
     # The fast path is the default now; the old switch stays accepted so scripts keep working.
     test.add_argument("--fork-server", action="store_true", help=argparse.SUPPRESS)
     test.add_argument("--json", metavar="FILE", help="also write the JSON report to FILE")
+    test.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show each test not passed in full: expected and actual output and exit code, "
+        "standard error, and its guide (the default is one line a failure)",
+    )
+    test.add_argument(
+        "-x", "--exitfirst", action="store_true", help="stop at the first test not passed"
+    )
+    test.add_argument(
+        "--maxfail",
+        type=_integer(1, 1 << 30),
+        metavar="N",
+        help="stop once N tests did not pass (running ones are killed, no new one starts)",
+    )
+    test.add_argument(
+        "-k",
+        dest="keyword",
+        metavar="EXPR",
+        help="run only the tests whose path matches EXPR: words (substrings, any case) with "
+        "and, or, not and parentheses, as pytest's -k ('idiv and not negative')",
+    )
+    test.add_argument(
+        "--lf",
+        "--last-failed",
+        dest="last_failed",
+        action="store_true",
+        help="run only the tests that did not pass last time (all of them when none did); "
+        "remembered in .uir-cache/ of this directory",
+    )
     test.set_defaults(handler=test_command)
 
     planted = commands.add_parser(

@@ -50,6 +50,15 @@ _ENTERED_KEYS = {"name", "weight", "file"}
 _NAME = re.compile(r"[a-z][a-z0-9_-]*")
 
 
+class FileError(UsageError):
+    """A usage error in a file the command read (the course file, its roster): reported as
+    `FILE:LINE: error: ...` against that file."""
+
+    def __init__(self, message: str, path: str, line: int | None = None) -> None:
+        super().__init__(message, line)
+        self.path = path
+
+
 @dataclass(frozen=True)
 class Week:
     """One week of the course: when its compiler is due, and where its other grades come from."""
@@ -90,7 +99,7 @@ class Course:
         for week in self.weeks:
             if week.number == number:
                 return week
-        raise UsageError(f"{self.path}: no week {number} (it lists {self._numbers()})")
+        raise FileError(f"no week {number} (it lists {self._numbers()})", self.path)
 
     def _numbers(self) -> str:
         return ", ".join(str(w.number) for w in self.weeks) or "none"
@@ -187,15 +196,6 @@ def _letters(table: dict[str, object]) -> tuple[tuple[str, float], ...]:
     if letters and letters[-1][1] != 0:
         raise UsageError("[letters] needs a letter at 0 (the syllabus's F), for every grade below")
     return letters or Course.letters
-
-
-class FileError(UsageError):
-    """A usage error in a file the command read (the course file, its roster): reported as
-    `FILE:LINE: error: ...` against that file."""
-
-    def __init__(self, message: str, path: str, line: int | None = None) -> None:
-        super().__init__(message, line)
-        self.path = path
 
 
 def load_course(path: str) -> Course:

@@ -32,6 +32,7 @@ from .isolation import Mode, isolate
 from .limits import Limits
 from .mutants import repository_root
 from .roster import Team, load_roster
+from .runs import week_files
 from .shards import Shard, file_digest, fingerprint, select, write_partial
 from .submissions import Submission, prepare_isolated
 from .testfile import TestFile, TestFileError, read_test
@@ -96,9 +97,16 @@ def _benchmarks(directory: str) -> list[TestFile]:
 class _Teams:
     """Each team's compiler, prepared (cloned, built, isolated) the first time it is needed."""
 
-    def __init__(self, args: argparse.Namespace, teams: list[Team], reports: list[str]) -> None:
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        teams: list[Team],
+        reports: list[str],
+        problems: dict[str, tuple[str | None, str]],
+    ) -> None:
         self.args = args
         self.teams = {team.name: team for team in teams}
+        self.problems = problems  # teams not collected: (commit, why), not prepared
         self.work = os.path.abspath(args.work or Path(args.out, "checkouts"))
         # What no team's build or run may see: the benchmarks and the reports.
         self.grader = [args.bench, *reports]
@@ -112,6 +120,9 @@ class _Teams:
     def _prepare(self, name: str) -> Submission | Compiler:
         if name == REFERENCE:
             return reference_compiler(self.args.backend, self.args.plugin_modules)
+        if name in self.problems:
+            commit, problem = self.problems[name]
+            return Submission(self.teams[name], None, commit, problem)
         return prepare_isolated(
             self.teams[name],
             list(self.teams.values()),
@@ -201,6 +212,9 @@ def logged_measurements(
 
 def perf(args: argparse.Namespace) -> int:
     teams = load_roster(args.roster)
+    problems: dict[str, tuple[str | None, str]] = {}
+    if args.manifest is not None:  # the commits collected at the deadline, not the refs now
+        teams, problems = collection.frozen_teams(teams, args.manifest)
     benchmarks = _benchmarks(args.bench)
     out = _output_directory(args.out)
     curve = [team.name for team in teams]
@@ -214,7 +228,11 @@ def perf(args: argparse.Namespace) -> int:
     record = _measurement_file(out, args.shard)
     log_path = record.with_suffix(".jsonl")
     reports = [str(out / name) for name in perf_report.REPORT_FILES]
-    prepared = _Teams(args, teams, [*reports, str(record), str(log_path)])
+    hidden = [*reports, str(record), str(log_path)]
+    if args.manifest is not None:  # the week's store of every team's repository, its runs
+        week = os.path.dirname(os.path.abspath(args.manifest))
+        hidden += week_files(week, os.path.abspath(args.work or out / "checkouts"))
+    prepared = _Teams(args, teams, hidden, problems)
     reference = None if args.no_reference else reference_run_args(args.backend, args.plugin_modules)
     print_ = perf_fingerprint(teams, benchmarks, args.runs, limits, reference)
     meta = perf_report.measurements_meta(curve, names, args.runs, limits)

@@ -119,6 +119,12 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
     )
     perf.add_argument("roster", metavar="ROSTER", help="the roster (TOML)")
     perf.add_argument("--bench", required=True, metavar="DIR", help="the benchmark directory")
+    perf.add_argument(
+        "--manifest",
+        metavar="FILE",
+        help="measure the commits `uir collect` froze in this manifest (WEEK/manifest.json), "
+        "not what the roster's refs name now",
+    )
     perf.add_argument("--out", required=True, metavar="DIR", help="where the reports go")
     perf.add_argument(
         "-n",

@@ -146,26 +146,42 @@ def result_line(entrant: Entrant, key: str, result: TestResult) -> dict[str, Any
     }
 
 
-def replay(log: Log, tally: Tally, entrants: Sequence[Entrant], tests: Tests) -> int:
+@dataclass
+class Replayed:
+    """What a rerun took from the log: how many results, and the teams whose commit moved since
+    their results were logged (name: the commit logged), which are graded again."""
+
+    taken: int = 0
+    moved: dict[str, str] = field(default_factory=dict)
+
+
+def replay(log: Log, tally: Tally, entrants: Sequence[Entrant], tests: Tests) -> Replayed:
     """Feed `tally` the logged results of the compilers that are ready and still what they were
     (the same commit; a local command, the same command), on tests of this run with the same
-    name and contents, wherever their paths are now; how many were taken. A team whose branch
-    moved is graded again, as is a changed test; a removed test's results are left out."""
+    name and contents, wherever their paths are now. A team whose branch moved is graded
+    again, as is a changed test; a removed test's results are left out."""
     ready = {e.name: (e.commit, e.commit is None and e.source) for e in entrants if e.compiler}
     paths: dict[str, list[str]] = {}
     for path in tests.valid:
         paths.setdefault(tests.key(path), []).append(path)
-    taken = 0
+    replayed, current = Replayed(), set()
     for entry in log.entries():
         name, key = entry.get("compiler"), entry.get("key")
         if name not in ready or not isinstance(key, str):
             continue
         commit, source = ready[name]
-        if entry.get("commit") != commit or (source and entry.get("source") != source):
+        if entry.get("commit") != commit:
+            if commit is not None and isinstance(entry.get("commit"), str):
+                replayed.moved[name] = entry["commit"]
+            continue
+        current.add(name)
+        if source and entry.get("source") != source:
             continue
         for path in paths.get(key, ()):
-            taken += tally.add({**entry, "test": path})
-    return taken
+            replayed.taken += tally.add({**entry, "test": path})
+    for name in current:  # graded at its commit of now before: no news
+        replayed.moved.pop(name, None)
+    return replayed
 
 
 def problem_results(entrant: Entrant, tests: Sequence[str]) -> list[dict[str, Any]]:

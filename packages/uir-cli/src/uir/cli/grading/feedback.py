@@ -36,37 +36,43 @@ GRADESCOPE = {VISIBLE: "visible", PASS_FAIL: "visible", AFTER_DEADLINE: "after_d
 SHOWN_MISTAKES = 5
 
 
-def _levels(directory: Path) -> tuple[str, dict[str, str]]:
-    """(default, per test) of a test directory's visibility.toml; all visible without one. A
-    malformed file makes every test of the directory pass-fail: no secret leaks by a typo."""
+def _levels(directory: Path) -> tuple[str, dict[str, str], str | None]:
+    """(default, per test, what is wrong) of a test directory's visibility.toml; all visible
+    without one. A malformed file makes every test of the directory pass-fail, so that a typo
+    shows no secret test, and says why."""
+    path = directory / VISIBILITY_FILE
     try:
-        data = tomllib.loads((directory / VISIBILITY_FILE).read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return VISIBLE, {}
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return PASS_FAIL, {}
+        return VISIBLE, {}, None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        return PASS_FAIL, {}, f"{path}: {e}"
     default, tests = data.get("default", VISIBLE), data.get("tests", {})
-    if (
-        set(data) - {"default", "tests"}
-        or default not in LEVELS
-        or not isinstance(tests, dict)
-        or not all(level in LEVELS for level in tests.values())
-    ):
-        return PASS_FAIL, {}
-    return default, tests
+    unknown = sorted(set(data) - {"default", "tests"})
+    if unknown:
+        return PASS_FAIL, {}, f"{path}: unknown key {unknown[0]!r} (default, [tests])"
+    levels = [default, *(tests.values() if isinstance(tests, dict) else [None])]
+    wrong = [level for level in levels if level not in LEVELS]
+    if wrong:
+        return PASS_FAIL, {}, f"{path}: {wrong[0]!r} is no level ({', '.join(LEVELS)})"
+    return default, tests, None
 
 
-def visibility(paths: Sequence[str]) -> dict[str, str]:
-    """Each test's level, from its directory's visibility.toml (read once a directory)."""
-    read: dict[Path, tuple[str, dict[str, str]]] = {}
-    levels = {}
+def visibility(paths: Sequence[str]) -> tuple[dict[str, str], list[str]]:
+    """Each test's level, from its directory's visibility.toml (read once a directory); and
+    what is wrong with the files that are malformed."""
+    read: dict[Path, tuple[str, dict[str, str], str | None]] = {}
+    levels, problems = {}, []
     for path in paths:
         directory = Path(path).parent
         if directory not in read:
             read[directory] = _levels(directory)
-        default, tests = read[directory]
+            problem = read[directory][2]
+            if problem is not None:
+                problems.append(f"{problem}: its tests are shown pass-fail")
+        default, tests, _ = read[directory]
         levels[path] = tests.get(Path(path).stem, default)
-    return levels
+    return levels, problems
 
 
 def _shown(level: str, after_deadline: bool) -> str | None:
@@ -169,10 +175,10 @@ def _summary(row: Mapping[str, Any], shown: int, hidden: int) -> str:
 
 
 def write_feedback(out: str, document: Mapping[str, Any]) -> list[str]:
-    """Every team's results.json and index.html under OUT/feedback/TEAM/; the directories."""
+    """Every team's results.json and index.html under OUT/feedback/TEAM/; what is wrong with
+    the visibility files (whose tests are then shown pass-fail)."""
     paths = [t["path"] for t in document["tests"]]
-    levels, guides = visibility(paths), guides_for(paths)
-    written = []
+    (levels, problems), guides = visibility(paths), guides_for(paths)
     for row in document["compilers"]:
         if row["name"] == REFERENCE:
             continue
@@ -184,8 +190,7 @@ def write_feedback(out: str, document: Mapping[str, Any]) -> list[str]:
         with open(f"{page}.tmp", "w", encoding="utf-8") as f:
             f.write(render(results))
         os.replace(f"{page}.tmp", page)
-        written.append(directory)
-    return written
+    return problems
 
 
 def _e(value: object) -> str:

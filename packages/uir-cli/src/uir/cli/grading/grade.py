@@ -158,9 +158,20 @@ def grade(args: argparse.Namespace) -> int:
         stop, received = stack.enter_context(stop_on_signals())
         entrants = _entrants(args, teams, tests, stack, stop, problems)
         tally = matrix.Tally([e.name for e in entrants], tests.valid, shard)
-        kept = crossgrade.replay(log, tally, entrants, tests)
-        if kept:
-            print(f"uir grade: resuming: {kept} results kept", file=sys.stderr)
+        replayed = crossgrade.replay(log, tally, entrants, tests)
+        if replayed.taken:
+            print(f"uir grade: resuming: {replayed.taken} results kept", file=sys.stderr)
+        for name, before in replayed.moved.items():
+            now = next(e.commit for e in entrants if e.name == name)
+            if args.manifest is not None:  # a later collection: a late day
+                print(f"uir grade: {name}: graded at its last collection {now}", file=sys.stderr)
+                continue
+            print(
+                f"uir grade: WARNING: {name} moved from {before} to {now} since its results "
+                "were logged: graded again (to grade what was there at the deadline, "
+                "`uir collect` it and grade with --manifest)",
+                file=sys.stderr,
+            )
         for entrant in entrants:
             if entrant.problem is not None:
                 for entry in crossgrade.problem_results(entrant, tests.valid):
@@ -200,7 +211,8 @@ def publish(out: str, document: dict[str, Any], received: Sequence[int]) -> int:
     """Write the reports and a summary; the exit status of the run."""
     try:
         matrix.write_reports(out, document)
-        feedback.write_feedback(out, document)
+        for problem in feedback.write_feedback(out, document):
+            print(f"uir grade: WARNING: {problem}", file=sys.stderr)
     except OSError as e:
         raise UsageError(f"cannot write the reports to {out}: {e.strerror or e}") from e
     lines = ["grades (percent of valid tests passed):"]

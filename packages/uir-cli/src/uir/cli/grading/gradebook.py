@@ -24,6 +24,7 @@ from typing import Any
 
 from uir.core.errors import UsageError
 
+from .collection import late_days_spent
 from .course import Course, Entered
 from .report import write_json
 from .roster import Member, Team
@@ -130,6 +131,7 @@ def _weekly(course: Course) -> tuple[dict[str, dict[int, float]], list[str], dic
 def gradebook(course: Course) -> dict[str, Any]:
     """The gradebook document: every student's components, bonus, total and letter."""
     weekly, notes, found = _weekly(course)
+    found["late_days"] = late_days_spent(course)
     entered = {e.name: _entered_scores(e) for e in course.entered}
     students = []
     for team in course.teams:
@@ -188,6 +190,7 @@ def _student(
         "total": total,
         "letter": course.letter(total),
         "missing": missing,
+        "late_days_spent": found["late_days"].get(member.id, 0),
     }
 
 
@@ -228,10 +231,13 @@ def lms_csv(document: Mapping[str, Any]) -> str:
 
 
 def text(document: Mapping[str, Any]) -> str:
-    lines = [f"{'student':<16} {'team':<16} {'total':>7}  letter"]
+    lines = [f"{'student':<16} {'team':<16} {'total':>7}  letter  late days"]
     for s in sorted(document["students"], key=lambda s: (-s["total"], s["id"])):
         missing = f"  (missing: {', '.join(s['missing'])})" if s["missing"] else ""
-        lines.append(f"{s['id']:<16} {s['team']:<16} {s['total']:7.2f}  {s['letter']}{missing}")
+        lines.append(
+            f"{s['id']:<16} {s['team']:<16} {s['total']:7.2f}  {s['letter']:<6}  "
+            f"{s['late_days_spent']}{missing}"
+        )
     lines += [f"note: {note}" for note in document["notes"]]
     return "\n".join(lines) + "\n"
 

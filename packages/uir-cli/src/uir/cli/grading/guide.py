@@ -299,16 +299,25 @@ def likely_mistakes(ran: Sequence[str], failed: Sequence[str]) -> list[Mistake]:
     return sorted(mistakes, key=lambda m: (-len(m.tests), m.name))
 
 
-def mistakes_summary(mistakes: Sequence[Mistake]) -> list[str]:
+def by_evidence(mistakes: Sequence[Mistake], weight: Mapping[str, float]) -> list[Mistake]:
+    """The mistakes, strongest evidence first: the summed `weight` of the tests that catch
+    each (a failure alike to many others, a compiler crashing the same way everywhere, is one
+    piece of evidence shared among them; a failure of its own weighs 1), then most tests."""
+    return sorted(
+        mistakes, key=lambda m: (-sum(weight.get(t, 0.0) for t in m.tests), -len(m.tests), m.name)
+    )
+
+
+def mistakes_summary(mistakes: Sequence[Mistake], shown_at_most: int = SHOWN_MISTAKES) -> list[str]:
     if not mistakes:
         return []
     lines = ["mistakes that fit (every test that catches these planted bugs did not pass):"]
-    for m in mistakes[:SHOWN_MISTAKES]:
+    for m in mistakes[:shown_at_most]:
         plural = "test" if len(m.tests) == 1 else "tests"
         about = f": {shown(m.description)}" if m.description else ""
         lines.append(f"  {shown(m.name)} ({len(m.tests)} {plural}){about}")
-    if len(mistakes) > SHOWN_MISTAKES:
-        lines.append(f"  ... and {len(mistakes) - SHOWN_MISTAKES} more")
+    if len(mistakes) > shown_at_most:
+        lines.append(f"  ... and {len(mistakes) - shown_at_most} more")
     return lines
 
 

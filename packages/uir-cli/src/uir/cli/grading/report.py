@@ -326,3 +326,67 @@ def mutants_json(
             for m in run.mutants
         ],
     }
+
+
+# ---- the short report of `uir test` (spec/grading.md section 5) ----------------------------
+
+NAMED_ALIKE = 3  # the tests named on a line of failures that ended alike
+
+
+def signature(result: TestResult) -> tuple[str, str, str]:
+    """How a test failed, as one cause would fail many: the verdict, its detail, and the last
+    line the compiler wrote to standard error (where a crash says what it was)."""
+    lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
+    return result.verdict.value, result.detail, lines[-1][:200] if lines else ""
+
+
+def alike(failures: Sequence[TestResult]) -> list[list[TestResult]]:
+    """The failures grouped by signature, in the order each group first failed."""
+    groups: dict[tuple[str, str, str], list[TestResult]] = {}
+    for result in failures:
+        groups.setdefault(signature(result), []).append(result)
+    return list(groups.values())
+
+
+def evidence_weights(failures: Sequence[TestResult]) -> dict[str, float]:
+    """Each failed test's weight as evidence of a mistake: a group of failures that ended
+    alike is one piece of evidence, shared among its tests."""
+    return {r.path: 1 / len(group) for group in alike(failures) for r in group}
+
+
+def short_failures(failures: Sequence[TestResult]) -> list[str]:
+    """One line a failure (its progress letter, path, verdict and reason); failures that ended
+    alike on one line, with how many."""
+    lines = []
+    for group in alike(failures):
+        first = group[0]
+        mark = PROGRESS_MARK[first.verdict]
+        verdict, detail, last = signature(first)
+        if len(group) == 1:
+            lines.append(f"{mark} {shown(first.path)}: {verdict}: {shown(detail)}")
+            continue
+        names = [shown(Path(r.path).name) for r in group[:NAMED_ALIKE]]
+        more = f", and {len(group) - NAMED_ALIKE} more" if len(group) > NAMED_ALIKE else ""
+        stderr = f"; stderr: {shown(last)}" if last else ""
+        lines.append(
+            f"{mark} {len(group)} tests: {verdict}: {shown(detail)}{stderr} "
+            f"({', '.join(names)}{more})"
+        )
+    return lines
+
+
+def legend(results: Sequence[TestResult]) -> str:
+    """The progress letters this run printed, with their verdicts."""
+    seen = {r.verdict for r in results}
+    return "progress letters: " + ", ".join(
+        f"{mark} {verdict.value}" for verdict, mark in PROGRESS_MARK.items() if verdict in seen
+    )
+
+
+def one_line_summary(results: Sequence[TestResult], command: str, duration_s: float) -> str:
+    """`N tests through `CMD FILE` in S s: P pass, F fail, ...`, every verdict that occurred."""
+    counts = [f"{n} {name}" for name, n in verdict_counts(results).items() if n]
+    return (
+        f"{len(results)} tests through `{shown(command)} FILE` in {duration_s:.1f} s: "
+        + ", ".join(counts or ["none ran"])
+    )

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from uir.core.loops import range_arg
 from uir.core.memory import Kind, kind
-from uir.core.ops import ALU, Op, week_of
+from uir.core.ops import ALU, FAST, Op, week_of
 from uir.core.uop import UOp
 
 
@@ -32,10 +32,17 @@ class Use:
 
 
 def _reduce_axes(uop: UOp) -> int:
-    arg = uop.arg  # the program need not verify: count only a well-formed (OP, (axes...))
+    arg = uop.arg  # the program need not verify: count only a well-formed (OP, (axes...)[, FAST])
     return (
-        len(arg[1]) if isinstance(arg, tuple) and len(arg) == 2 and isinstance(arg[1], tuple) else 0
+        len(arg[1])
+        if isinstance(arg, tuple) and len(arg) in (2, 3) and isinstance(arg[1], tuple)
+        else 0
     )
+
+
+def _fast(uop: UOp) -> bool:
+    arg = uop.arg
+    return isinstance(arg, tuple) and len(arg) == 3 and arg[2] == FAST
 
 
 def _parallel(uop: UOp) -> bool:
@@ -59,6 +66,7 @@ USES: tuple[Use, ...] = (
     Use(5, "a REDUCE over several axes", lambda u: u.op is Op.REDUCE and _reduce_axes(u) > 1),
     Use(5, "a shape of rank 2 or more", lambda u: len(u.type.shape) >= 2),
     Use(7, "a PARALLEL RANGE", lambda u: u.op is Op.RANGE and _parallel(u)),
+    Use(8, "a FAST REDUCE", lambda u: u.op is Op.REDUCE and _fast(u)),
 )
 
 

@@ -12,7 +12,8 @@ from contextlib import suppress
 from uir.core.errors import UsageError
 from uir.core.plugins import Registry, RendersKernels, load_registry
 
-from ..program_commands import pass_options, selected_passes
+from ..output import write_output
+from ..program_commands import more_help, pass_options, selected_passes
 from ..source import read_source
 from .data import KernelSetup, page_data
 from .page import render_page
@@ -34,23 +35,45 @@ def kernel_setup(registry: Registry, args: argparse.Namespace) -> KernelSetup:
     return KernelSetup(passes, code=backend, code_name=CODE_BACKEND)
 
 
-def _page(args: argparse.Namespace) -> str:
+EXAMPLES = """\
+  uir viz FILE                              serve the page on 127.0.0.1 (Ctrl-C stops)
+  uir viz FILE --html page.html             write it as one self-contained file
+  uir viz FILE --skip simplify              the pipeline without one pass"""
+
+
+def _data(args: argparse.Namespace) -> dict:
     registry = load_registry(args.plugin_modules)
     source = read_source(args.file)
     passes = selected_passes(registry, args)
-    data = page_data(source.text, source.path, passes, kernel_setup(registry, args))
-    return render_page(data)
+    return page_data(source.text, source.path, passes, kernel_setup(registry, args))
+
+
+def _page(args: argparse.Namespace) -> str:
+    return render_page(_data(args))
+
+
+def _written(path: str, size: int, data: dict) -> str:
+    """What `--html` says once the page is written: where, how big, and what it shows."""
+    error, passes, steps = data["error"], len(data["passes"]), len(data["steps"])
+    shows = f"{passes} pass(es), {steps} rewrite step(s)"
+    if error:
+        where = f" on line {error['line']}" if error["line"] is not None else ""
+        shows = f"the {error['kind']} error{where}, {shows}"
+    return f"uir viz: wrote {path} ({size} bytes): {shows}; open it in a browser\n"
 
 
 def viz_command(args: argparse.Namespace) -> int:
-    page = _page(args)  # errors in the file itself show on the page; this fails only on I/O
+    data = _data(args)  # errors in the file itself show on the page; this fails only on I/O
     if args.html is not None:
+        page = render_page(data)
         try:
             with open(args.html, "w", encoding="utf-8") as out:
                 out.write(page)
         except OSError as exc:
             raise UsageError(f"cannot write {args.html}: {exc.strerror or exc}") from exc
+        write_output(_written(args.html, len(page.encode("utf-8")), data))
         return 0
+    page = render_page(data)
     return _serve(args, page if args.file == "-" else None)  # standard input is read once only
 
 
@@ -107,6 +130,7 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
         "viz",
         parents=[common],
         help="show the graph, every rewrite step and the kernels in a browser",
+        more_help=more_help(EXAMPLES, backends=False),
     )
     viz.add_argument("file", help="a .uir file, or - for standard input")
     viz.add_argument("--html", metavar="OUT", help="write a self-contained page to OUT instead")

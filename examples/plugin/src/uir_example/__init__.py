@@ -1,0 +1,1 @@
+"""An example third-party UIR plugin (examples/plugin/README.md)."""
