@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from uir.core.dtypes import Type, f32
+from uir.core.dtypes import Type, f32, i32
 from uir.core.interpret import evaluate
 from uir.core.kernels import schedule_kernels
 from uir.core.ops import ALU, Op
@@ -135,3 +135,14 @@ def test_a_cheap_value_read_twice_is_recomputed_not_stored():
     schedule = schedule_kernels(sink, lowered)
     assert len(schedule.kernels) == 1
     assert not any(r.type.size > 1 for k in schedule.kernels for r in k.writes if r.op is Op.LOCAL)
+
+
+def test_a_pad_of_a_broadcast_scalar_load_reads_the_scalar_not_memory():
+    # found by the week-6 random programs: a PAD's source seen through EXPAND was a scalar LOAD,
+    # which rangeify took for a whole-buffer LOAD and indexed its place again
+    buffer = UOp(Op.BUFFER, Type(f32, (1,)), (), 0)
+    scalar = buffer.index(UOp(Op.CONST, Type(i32), (), 0)).load()
+    padded = expand(scalar, (1, 2)).pad(((0, 2), (1, 2)))
+    sink = program(padded)
+    _, (out,) = lowered_and_outputs(sink, {0: np.array([3.5], dtype=np.float32)})
+    assert out.tobytes() == np.pad(np.full((1, 2), 3.5, np.float32), ((0, 2), (1, 2))).tobytes()

@@ -497,7 +497,7 @@ def _memory_of(value: UOp, ctx: Context) -> UOp | None:
     come after that effect)."""
     if value.op in (Op.STAGE, Op.REDUCE):
         return _materialized(value, ctx)
-    if value.op is Op.LOAD:
+    if value.op is Op.LOAD and value.type.shape:  # a scalar LOAD is a value, read once
         memory = value.src[0]
         return _materialized(value, ctx) if version_of(memory) in ctx.written else memory
     return None
