@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from uir.testing.cli import run_uir as _uir
 
 MakeRepo = Callable[[Path, dict[str, str]], Path]
 ADD_5 = "# expect: 5\n%a = CONST i32 2\n%b = CONST i32 3\n%c = ADD i32 %a %b\n%out = SINK void %c\n"
@@ -47,18 +48,6 @@ repo = "repos/bob"
 ref = "main"
 members = [{id = "b1"}]
 """
-
-
-def _uir(cwd: Path, *args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "uir.cli.main", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == check, done.stdout + done.stderr
-    return done
 
 
 @pytest.fixture

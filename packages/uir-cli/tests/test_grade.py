@@ -19,23 +19,11 @@ import pytest
 from uir.cli.grading.crossgrade import LOG_FILE
 from uir.cli.grading.resultlog import Log
 from uir.testing import browser
+from uir.testing.cli import run_uir as _uir
 
 COURSE = Path(__file__).resolve().parents[3] / "examples" / "course"
 TEAM_TESTS = ["tests/buggy", "tests/correct", "tests/staff"]
 ADD_5 = "# expect: 5\n%a = CONST i32 2\n%b = CONST i32 3\n%c = ADD i32 %a %b\n%out = SINK void %c\n"
-
-
-def _uir(cwd: Path, *args: str, check: int | None = 0) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "uir.cli.main", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if check is not None:
-        assert done.returncode == check, done.stdout + done.stderr
-    return done
 
 
 def _git(cwd: Path, *args: str) -> str:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from uir.testing.cli import run_uir as _uir
 
 MakeRepo = Callable[[Path, dict[str, str]], Path]
 
@@ -82,18 +82,6 @@ members = [{id = "b1", name = "Bob"}]
 def _program(a: int, b: int, op: str, expect: int) -> str:
     lines = [f"# expect: {expect}", f"%a = CONST i32 {a}", f"%b = CONST i32 {b}"]
     return "\n".join([*lines, f"%c = {op} i32 %a %b", "%o = SINK void %c", ""])
-
-
-def _uir(cwd: Path, *args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "uir.cli.main", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == check, done.stdout + done.stderr
-    return done
 
 
 @pytest.fixture
