@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+
 from uir.core.calls import inline_calls
+from uir.core.dtypes import DType
 from uir.core.kernels import Schedule, require_schedule
 from uir.core.plugins import Backend, hookimpl
 from uir.core.uop import UOp
 
 from .abi import ENTRY, layout
+from .printing import format_values
 from .render import render_c, render_kernels
-from .runtime import CompiledProgram
+from .runtime import CompiledProgram, default_threads
 from .toolchain import compile_shared, compiler
 
 
@@ -37,6 +41,11 @@ class CBackend:
         schedule = require_schedule(program, self.name)
         source = schedule.source
         return CompiledProgram(compile_shared([render_c(schedule)]), layout(source), source)
+
+    def format_outputs(
+        self, values: Sequence[np.ndarray], dtypes: Sequence[DType], threads: int | None
+    ) -> list[str]:
+        return format_values(values, dtypes, threads or default_threads())
 
 
 @hookimpl
