@@ -685,7 +685,8 @@ class _Driver:
         self.emitter = Emitter(schedule.sink, abi)
         self.shared = {root: f"shared{i}" for i, root in enumerate(schedule.shared_locals)}
         self.crossing = {v: f"x{i}" for i, v in enumerate(schedule.crossing)}
-        self.functions: list[str] = []
+        self.functions: list[str] = []  # one a kernel (what render_kernels gives)
+        self.tasks: list[str] = []  # the threaded kernels' argument structs and tasks
         self.calls: list[str] = []
         self.threaded = False  # whether some kernel runs on THREAD_POOL
         self.buffers_used: set[str] = set()
@@ -767,7 +768,7 @@ class _Driver:
         assert loop is not None and loop.range is not None
         members = "".join(f"    {decl};\n" for decl in signature) or "    char unused;\n"
         unpacked = ", ".join([*(f"a->{n}" for n in arguments), "part", "parts"])
-        self.functions.append(
+        self.tasks.append(
             f"struct {name}_args {{\n{members}}};\n\n"
             f"static void {name}_task(void *args, int32_t part, int32_t parts) {{\n"
             f"    struct {name}_args *a = (struct {name}_args *)args;\n"
@@ -801,7 +802,7 @@ class _Driver:
         lines = [*driver.declarations, *unused, *driver.body, *freed]
         body = "\n".join(f"    {line}" for line in lines)
         return "\n\n".join(
-            [*self.functions, f"{_signature(self.abi, self.entry)} {{\n{body}\n}}\n"]
+            [*self.functions, *self.tasks, f"{_signature(self.abi, self.entry)} {{\n{body}\n}}\n"]
         )
 
 
