@@ -3,10 +3,13 @@ the CPU) through the `uir_backends` hook."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
+from uir.backend.c.session import CompiledSession
 from uir.core.kernels import require_schedule
 from uir.core.plugins import Backend, Compiled, hookimpl
+from uir.core.runtime import Memory, Session
+from uir.core.uop import UOp
 
 from . import driver
 from .emulation import compile_emulated, cxx
@@ -52,6 +55,12 @@ class CudaEmuBackend:
     def compile(self, program: object) -> Compiled:
         schedule = require_schedule(program, self.name)
         return compile_emulated(render_cuda(schedule), schedule.source)
+
+    def session(self, program: object, source: UOp, memory: Mapping[int, Memory]) -> Session:
+        """The CPU build loaded once and run in this process, as the C backend's session."""
+        schedule = require_schedule(program, self.name)
+        built = compile_emulated(render_cuda(schedule), schedule.source)
+        return CompiledSession(built, self.name, memory)
 
 
 @hookimpl
