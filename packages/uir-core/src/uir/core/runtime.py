@@ -101,6 +101,18 @@ def check_shared(
     return shared
 
 
+def flat_values(slot: int, type: Type, values: np.ndarray) -> np.ndarray:
+    """`values` flat, for a Memory.write into slot `slot` of `type`; BackendError when they are
+    not `type.size` elements."""
+    values = np.asarray(values)
+    if values.size != type.size:
+        raise BackendError(
+            f"slot {slot} holds {type} ({type.size} elements): cannot write {values.size} "
+            f"elements (shape {values.shape})"
+        )
+    return values.reshape(-1)
+
+
 class HostMemory:
     """A global buffer's storage as one flat numpy array in this process: `array` holds the
     elements as `raw` dtype (the interpreter's storage dtype, or a backend's ABI form), and
@@ -136,13 +148,7 @@ class HostMemory:
 
     def write(self, values: np.ndarray) -> None:
         array = self.contents()
-        values = np.asarray(values)
-        if values.size != self.type.size:
-            raise BackendError(
-                f"slot {self.slot} holds {self.type} ({self.type.size} elements): cannot write "
-                f"{values.size} elements (shape {values.shape})"
-            )
-        array[...] = self.encode(values.reshape(-1))
+        array[...] = self.encode(flat_values(self.slot, self.type, values))
 
     def read(self) -> np.ndarray:
         return self.decode(self.contents())
