@@ -141,7 +141,7 @@ def test_a_memory_of_another_backend_is_refused() -> None:
     with open_session(program(COUNTER), "interp") as counting:
         fake = SimpleNamespace(name="other", available=lambda: (True, ""), session=None)
         fake.session = lambda *args: pytest.fail("the session must not be opened")
-        with pytest.raises(BackendError, match="slot 0 is backend 'interp''s, not 'other''s"):
+        with pytest.raises(BackendError, match="slot 0 belongs to backend 'interp', not 'other'"):
             open_session(program(COUNTER), fake, {0: counting.memory[0]})
 
 

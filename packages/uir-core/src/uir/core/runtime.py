@@ -88,7 +88,7 @@ def check_shared(
         owner = getattr(given, "backend", None)
         if owner != backend:
             raise BackendError(
-                f"shared memory for slot {slot} is backend '{owner}''s, not '{backend}''s "
+                f"shared memory for slot {slot} belongs to backend '{owner}', not '{backend}' "
                 f"(a session runs on its own backend's memory)"
             )
         if getattr(given, "type", None) != wanted:
