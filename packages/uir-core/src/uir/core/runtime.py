@@ -88,7 +88,7 @@ def check_shared(
         owner = getattr(given, "backend", None)
         if owner != backend:
             raise BackendError(
-                f"shared memory for slot {slot} is backend '{owner}''s, not '{backend}''s "
+                f"shared memory for slot {slot} belongs to backend '{owner}', not '{backend}' "
                 f"(a session runs on its own backend's memory)"
             )
         if getattr(given, "type", None) != wanted:
@@ -99,6 +99,18 @@ def check_shared(
         if getattr(given, "closed", False):
             raise BackendError(f"shared memory for slot {slot} was freed (its session closed)")
     return shared
+
+
+def flat_values(slot: int, type: Type, values: np.ndarray) -> np.ndarray:
+    """`values` flat, for a Memory.write into slot `slot` of `type`; BackendError when they are
+    not `type.size` elements."""
+    values = np.asarray(values)
+    if values.size != type.size:
+        raise BackendError(
+            f"slot {slot} holds {type} ({type.size} elements): cannot write {values.size} "
+            f"elements (shape {values.shape})"
+        )
+    return values.reshape(-1)
 
 
 class HostMemory:
@@ -136,13 +148,7 @@ class HostMemory:
 
     def write(self, values: np.ndarray) -> None:
         array = self.contents()
-        values = np.asarray(values)
-        if values.size != self.type.size:
-            raise BackendError(
-                f"slot {self.slot} holds {self.type} ({self.type.size} elements): cannot write "
-                f"{values.size} elements (shape {values.shape})"
-            )
-        array[...] = self.encode(values.reshape(-1))
+        array[...] = self.encode(flat_values(self.slot, self.type, values))
 
     def read(self) -> np.ndarray:
         return self.decode(self.contents())

@@ -36,6 +36,15 @@ class CudaBackend:
         cubin = compile_cubin(rendered.source, driver.architecture())
         return driver.GpuProgram(rendered, cubin, schedule.source)
 
+    def session(self, program: object, source: UOp, memory: Mapping[int, Memory]) -> Session:
+        """The module loaded once and the global buffers kept in device memory between runs
+        (uir.core.runtime.open_session)."""
+        schedule = require_schedule(program, self.name)
+        rendered = render_cuda(schedule)
+        cubin = compile_cubin(rendered.source, driver.architecture())
+        loaded = driver.GpuProgram(rendered, cubin, schedule.source)
+        return driver.GpuSession(loaded, self.name, memory)
+
 
 class CudaEmuBackend:
     """The `cuda` backend's source compiled for the CPU under an emulation header."""
