@@ -21,8 +21,11 @@ from uir.core.runtime import Memory
 from uir.core.uop import UOp
 
 _slots = itertools.count()
-# slot -> Buffer, for finding a graph's buffers; weak, so a dropped tensor frees its memory
-BUFFERS: weakref.WeakValueDictionary[int, Buffer] = weakref.WeakValueDictionary()
+# BUFFER UOp -> its Buffer, for finding a graph's buffers. Keyed weakly by the UOp (which the
+# Buffer references only weakly): a Buffer lives as long as some graph or tensor reads its
+# BUFFER, even when the tensor that made it is gone (`(Tensor.parameter(a) * 2).numpy()`, an
+# optimizer dropped after `step()`), and is freed with the last graph that reads it.
+BUFFERS: weakref.WeakKeyDictionary[UOp, Buffer] = weakref.WeakKeyDictionary()
 
 
 class Buffer:
@@ -30,20 +33,28 @@ class Buffer:
 
     def __init__(self, type: Type, values: np.ndarray | None) -> None:
         self.type = type
-        self.uop = UOp(Op.BUFFER, type, (), next(_slots))
+        uop = UOp(Op.BUFFER, type, (), next(_slots))
+        self._uop = weakref.ref(uop)
         self.host = np.zeros(type.size, dtype=type.dtype.storage) if values is None else values
         self.memory: dict[str, Memory] = {}  # backend name -> the Memory holding the contents
-        BUFFERS[self.slot] = self
+        self.slot: int = uop.arg
+        BUFFERS[uop] = self
+        # Until `load` gives the caller a graph reading it, the BUFFER needs one strong holder.
+        self._new: UOp | None = uop
 
     @property
-    def slot(self) -> int:
-        return self.uop.arg
+    def uop(self) -> UOp:
+        """The BUFFER (alive while a graph or the tensor made with this buffer reads it)."""
+        uop = self._uop()
+        assert uop is not None, "a Buffer outlived every graph reading it"
+        return uop
 
     def load(self, shape: tuple[int, ...]) -> UOp:
-        """The whole buffer read as a value of `shape`."""
+        """The whole buffer read as a value of `shape` (the caller's graph now holds the BUFFER)."""
         from .tensor import reshaped
 
         value = self.uop.load()
+        self._new = None
         return reshaped(value, shape) if shape != self.type.shape else value
 
     def write(self, values: np.ndarray) -> None:

@@ -67,7 +67,7 @@ def _buffers_of(root: UOp) -> list[Buffer]:
     found = []
     for u in root.toposort():
         if u.op is Op.BUFFER:
-            buffer = BUFFERS.get(u.arg)
+            buffer = BUFFERS.get(u)
             if buffer is None:
                 raise TensorError(f"realize: BUFFER {u.arg} was not made by uir.tensor")
             found.append(buffer)

@@ -128,6 +128,11 @@ class Tensor:
         """A CONST of normal samples (numpy's Generator with `seed`)."""
         return Tensor(np.random.default_rng(seed).normal(0.0, std, shape), f32)
 
+    @staticmethod
+    def uniform(*shape: int, low: float = 0.0, high: float = 1.0, seed: int = 0) -> Tensor:
+        """A CONST of samples uniform on [low, high) (numpy's Generator with `seed`)."""
+        return Tensor(np.random.default_rng(seed).uniform(low, high, shape), f32)
+
     def write(self, values: Any) -> None:
         """Fill an input's (or parameter's) buffer; the next run reads these contents."""
         if self.buffer is None:
@@ -179,7 +184,7 @@ class Tensor:
         for p in (PARAMETERS[s] for s in slots if s in PARAMETERS):
             load = p.uop if p.uop.op is Op.LOAD else p.uop.src[0]
             grad = UOp(Op.GRAD, load.type, (self.uop, load))
-            p.grad = Tensor(grad.reshape(p.shape) if load is not p.uop else grad)
+            p.grad = Tensor(reshaped(grad, p.shape) if load is not p.uop else grad)
 
     def assign(self, value: Tensor) -> None:
         """Store `value` into this tensor's buffer when the next program runs (uir.tensor.realize
@@ -200,6 +205,9 @@ class Tensor:
     def _operand(self, other: Tensor | Scalar) -> Tensor:
         if isinstance(other, Tensor):
             return other
+        if not self.dtype.is_float and isinstance(other, float) and not other.is_integer():
+            # Rounding 0.5 into an i32 CONST would change the user's number without a word.
+            raise TensorError(f"the {self.dtype.name} tensor {self.shape} with the float {other}")
         return Tensor.full((), other, self.dtype)
 
     def _broadcast(self, op: str, *others: Tensor | Scalar) -> list[Tensor]:
@@ -211,7 +219,8 @@ class Tensor:
         """This tensor broadcast to `shape` (numpy's rule)."""
         if self.shape == shape:
             return self
-        broadcast_shape("expand", self.shape, shape)
+        if self.ndim > len(shape) or broadcast_shape("expand", self.shape, shape) != shape:
+            raise TensorError(f"expand: shape {self.shape} does not broadcast to {shape}")
         if self.uop.op is Op.CONST and self.shape == ():
             return Tensor(UOp.const(Type(self.dtype, shape), self.uop.arg))
         ones = (1,) * (len(shape) - self.ndim) + self.shape
@@ -253,8 +262,14 @@ class Tensor:
         return Tensor(UOp(Op.NEG, self.uop.type, (self.uop,)))
 
     def __pow__(self, n: int) -> Tensor:
-        if not isinstance(n, int) or n < 1:
-            raise TensorError(f"pow: only a positive int exponent, not {n!r}")
+        """x**n for an int n, as repeated MULs (x**0 is ones, x**-n is 1 / x**n)."""
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise TensorError(f"pow: only an int exponent, not {n!r}")
+        if n == 0:
+            return Tensor.full(self.shape, 1, self.dtype)
+        if n < 0:
+            self._float("pow")
+            return (self ** (-n)).reciprocal()
         result = self
         for _ in range(n - 1):
             result = result * self
@@ -305,12 +320,14 @@ class Tensor:
         return Tensor(UOp(op, self.uop.type, (self.uop,)))
 
     def exp(self) -> Tensor:
+        self._float("exp")
         return (self * LOG2_E)._unary_exp2()
 
     def _unary_exp2(self) -> Tensor:
         return self._unary(Op.EXP2, "exp2")
 
     def log(self) -> Tensor:
+        self._float("log")
         return self._unary(Op.LOG2, "log") * LN_2
 
     def sqrt(self) -> Tensor:
@@ -476,7 +493,10 @@ class Tensor:
         a, b = self, other
         if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-2]:
             raise TensorError(f"matmul: shapes {a.shape} and {b.shape}")
-        batch = broadcast_shape("matmul", a.shape[:-2], b.shape[:-2])
+        try:
+            batch = broadcast_shape("matmul", a.shape[:-2], b.shape[:-2])
+        except TensorError:
+            raise TensorError(f"matmul: the batch axes of {a.shape} and {b.shape} differ") from None
         n, k, m = a.shape[-2], a.shape[-1], b.shape[-1]
         x = a.reshape(*a.shape[:-2], n, k, 1).expand_to((*batch, n, k, m))
         y = b.reshape(*b.shape[:-2], 1, k, m).expand_to((*batch, n, k, m))
