@@ -74,7 +74,9 @@ def _buffers_of(root: UOp) -> list[Buffer]:
     return found
 
 
-def _program(tensors: tuple[Tensor, ...]) -> UOp:
+def program(*tensors: Tensor) -> UOp:
+    """The SINK `realize(*tensors)` would run now: the tensors' values, then a STORE (seen
+    through its AFTER) of every pending assignment. The same computation is the same UOp."""
     stores = [buffer.uop.after(buffer.uop.store(value)) for buffer, value in _pending.values()]
     return UOp.sink(*(t.uop for t in tensors), *stores)
 
@@ -83,7 +85,7 @@ def realize(*tensors: Tensor, backend: str | None = None) -> list[np.ndarray]:
     """Run the tensors' values and every pending assignment as one program; the tensors'
     values as numpy arrays of their shapes."""
     name = backend or current_backend()
-    sink = _program(tensors)
+    sink = program(*tensors)
     session = _sessions.get((name, sink))
     buffers = _buffers_of(sink)
     if session is None:
@@ -102,7 +104,7 @@ def to_uir(*tensors: Tensor) -> str:
     """The program computing `tensors` (and every pending assignment, which stays pending) as
     .uir text, each buffer's current contents written in as its init CONST: `uir run` prints the
     tensors' values, then each assigned buffer's new contents."""
-    sink = _program(tensors)
+    sink = program(*tensors)
     with_data = {b.uop: b.with_contents() for b in _buffers_of(sink)}
     return print_program(substitute(sink, with_data))
 
