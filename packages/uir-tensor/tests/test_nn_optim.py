@@ -166,7 +166,7 @@ def test_changing_the_learning_rate_changes_no_graph() -> None:
     np.testing.assert_allclose(w.numpy(), wn, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("backend", ["interp", "c"])
+@pytest.mark.parametrize("backend", ["interp", "c", "cuda-emu"])
 def test_an_evaluation_program_sees_what_the_step_stored(backend: str) -> None:
     from uir.tensor.realize import registry
 
@@ -230,3 +230,20 @@ def test_attention_block_is_causal() -> None:
     a, b = realize(attn(Tensor(x)), attn(Tensor(x2)), backend="interp")
     np.testing.assert_array_equal(a[0, :3], b[0, :3])
     assert not np.allclose(a[0, 3:], b[0, 3:])
+
+
+def test_closing_the_sessions_keeps_every_value() -> None:
+    from uir.tensor.realize import close_sessions
+
+    x, y, w0, _ = _data(2)
+    w = Tensor.parameter(w0)
+    opt = optim.SGD([w], lr=0.1)
+    loss = ((Tensor(x) @ w - Tensor(y)) ** 2).mean()
+    loss.backward()
+    opt.step()
+    realize(loss, backend="interp")
+    stored = w.numpy("interp")
+    close_sessions()
+    assert not _sessions
+    np.testing.assert_array_equal(w.buffer.host.reshape(3, 2), stored)  # type: ignore[union-attr]
+    np.testing.assert_array_equal(w.numpy("interp"), stored)

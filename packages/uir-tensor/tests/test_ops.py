@@ -67,6 +67,16 @@ def test_constructors_hold_their_values() -> None:
     assert np.array_equal(value(p), a)
 
 
+def test_realize_method_numpy_and_item() -> None:
+    a, b = Tensor([1.0, 2.0]), Tensor(np.float32(3.5))
+    first, second = Tensor.realize(a * 2, b, backend="interp")
+    assert first.tolist() == [2.0, 4.0] and second.shape == ()
+    assert a.realize(backend="interp")[0].tolist() == [1.0, 2.0]
+    assert (a * 3).numpy("interp").tolist() == [3.0, 6.0]
+    assert b.item("interp") == 3.5 and isinstance(b.item("interp"), float)
+    assert Tensor([7]).sum().item("interp") == 7
+
+
 def test_input_reads_what_was_written_before_each_run() -> None:
     x = Tensor.input((2, 2), i32)
     y = x * 2

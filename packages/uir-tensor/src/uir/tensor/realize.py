@@ -100,6 +100,19 @@ def realize(*tensors: Tensor, backend: str | None = None) -> list[np.ndarray]:
     return [np.asarray(out).reshape(t.shape) for out, t in zip(outputs, tensors, strict=False)]
 
 
+def close_sessions() -> None:
+    """Close every open session (freeing its compiled program and memory), each buffer's
+    contents first copied back to the host: the tensors keep their values, and the next
+    realize compiles afresh."""
+    for buffer in list(BUFFERS.values()):
+        if buffer.memory:
+            buffer.host = buffer.read()
+            buffer.memory = {}
+    for session in _sessions.values():
+        session.close()
+    _sessions.clear()
+
+
 def to_uir(*tensors: Tensor) -> str:
     """The program computing `tensors` (and every pending assignment, which stays pending) as
     .uir text, each buffer's current contents written in as its init CONST: `uir run` prints the

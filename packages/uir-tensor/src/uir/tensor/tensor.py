@@ -166,15 +166,20 @@ class Tensor:
 
     # --- running (uir.tensor.realize)
 
-    def numpy(self) -> np.ndarray:
+    def realize(self, *others: Tensor, backend: str | None = None) -> list[np.ndarray]:
+        """This tensor's value and the others' (and every pending assignment) as one program:
+        `loss.realize()` or `Tensor.realize(a, b)` (uir.tensor.realize.realize)."""
         from .realize import realize
 
-        return realize(self)[0]
+        return realize(self, *others, backend=backend)
 
-    def item(self) -> Scalar:
+    def numpy(self, backend: str | None = None) -> np.ndarray:
+        return self.realize(backend=backend)[0]
+
+    def item(self, backend: str | None = None) -> Scalar:
         if self.numel() != 1:
             raise TensorError(f"item: a tensor of shape {self.shape} holds {self.numel()} values")
-        return self.numpy().reshape(-1)[0].item()
+        return self.numpy(backend).reshape(-1)[0].item()
 
     def backward(self) -> None:
         """Set `.grad` of every parameter this scalar depends on: GRAD of it (week 9)."""
