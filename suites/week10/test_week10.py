@@ -59,7 +59,8 @@ def test_the_reference_passes_every_test(path: Path, compiler: Compiler) -> None
 def _failures(compile_many) -> list[str]:
     sinks = [parse(t.program, t.path).sink for t in RUNS]
     failed = []
-    for test, sink, program in zip(RUNS, sinks, compile_many([scheduled(s) for s in sinks])):
+    programs = compile_many([scheduled(s) for s in sinks])
+    for test, sink, program in zip(RUNS, sinks, programs, strict=True):
         lines = tuple(
             format_value(v, s.dtype) for v, s in zip(program.run(), sink.src, strict=True)
         )

@@ -135,6 +135,19 @@ def test_a_shared_memory_of_another_type_is_refused_naming_the_slot_and_both_typ
             open_session(program(longer), backend, {0: counting.memory[0]})
         with pytest.raises(BackendError, match="slot 5: the program has no BUFFER 5"):
             open_session(program(COUNTER), backend, {5: counting.memory[0]})
+        # One memory for two buffers would make them overlap, which compiled code assumes never.
+        two = program(
+            """
+            %a = BUFFER i32[1] 0
+            %b = BUFFER i32[1] 1
+            %out = SINK void %a %b
+            """
+        )
+        with pytest.raises(BackendError, match="slot 1 is also given for slot 0"):
+            open_session(two, backend, {0: counting.memory[0], 1: counting.memory[0]})
+        with open_session(two, backend, {1: counting.memory[0]}) as elsewhere:
+            counting.run()  # a memory may sit at another slot of another program
+            assert [out.tolist() for out in elsewhere.run()] == [[0], [1]]
 
 
 def test_a_memory_of_another_backend_is_refused() -> None:

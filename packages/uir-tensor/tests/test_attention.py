@@ -7,6 +7,8 @@ from __future__ import annotations
 import functools
 import math
 import re
+import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,6 +24,7 @@ from uir.core.ops import Op
 from uir.core.shapes import ShapeError
 from uir.core.stats import peak_scratch
 from uir.core.uop import UOp
+from uir.tensor import attention
 from uir.tensor.attention import flash_attention, naive_attention
 from uir.testing.backends import scheduled
 from uir.testing.tolerance import attention_bound, reference_attention
@@ -109,13 +112,38 @@ def test_flash_and_naive_meet_numpy_in_cuda_emu():
     _on_compiled(compile_emulated)
 
 
-def test_the_bound_is_not_vacuous():
-    # a wrong answer is caught: the mask off by one key moves outputs by far more than the bound
-    (q, k, v) = inputs((9, 4), (9, 4), (9, 4))
-    exact = reference_attention(q, k, v, causal=True)
-    shifted = reference_attention(q, k, v, causal=False)
-    assert attention_bound(q, k, v, True, 4).max() < 1e-5
-    assert np.abs(exact - shifted).max() > 1e-2
+# Bugs planted in flash_attention's source: each still verifies and runs, and must land outside
+# the bound on some input. The block max started at -inf instead of the running max is exact in
+# real numbers; it fails only where a later block's max lies more than 128 (in log2 units)
+# below an earlier one's, and exp2 of the difference overflows: inputs up to 32.
+PLANTED = [
+    ("acc not rescaled", "a_c.load().alu(Op.MUL, alpha)", "a_c.load()", 1),
+    ("l not rescaled", "l_old.alu(Op.MUL, alpha)", "l_old", 1),
+    (
+        "one key past the row",
+        "stop.alu(Op.SUB, first))",
+        "stop.alu(Op.SUB, first).alu(Op.ADD, one))",
+        1,
+    ),
+    ("the diagonal key dropped", "stop = t.alu(Op.ADD, one)", "stop = t.alu(Op.MAX, one)", 1),
+    ("block max from -inf", ".store(m_old)", ".store(_f32(-math.inf))", 32),
+]
+
+
+@pytest.mark.parametrize(
+    ("find", "replace", "scale"), [p[1:] for p in PLANTED], ids=[p[0] for p in PLANTED]
+)
+def test_a_planted_bug_falls_outside_the_bound(find, replace, scale):
+    source = Path(attention.__file__).read_text()
+    assert source.count(find) == 1
+    planted = types.ModuleType("planted")
+    exec(compile(source.replace(find, replace), "planted.py", "exec"), planted.__dict__)
+    arrays = [x * np.float32(scale) for x in inputs((8, 4), (8, 4), (8, 4), seed=3)]
+    got = evaluate(program(planted.flash_attention, arrays, block=3))[0].reshape(8, 4)
+    exact = reference_attention(*arrays, True)
+    assert np.any(~(np.abs(got - exact) <= attention_bound(*arrays, True, 3)))
+    right = evaluate(program(flash_attention, arrays, block=3))[0].reshape(8, 4)
+    assert np.all(np.abs(right - exact) <= attention_bound(*arrays, True, 3))
 
 
 def test_flash_peak_scratch_is_counted_by_hand():

@@ -77,7 +77,14 @@ def check_shared(
     slot one of its BUFFERs, each Memory `backend`'s and of that BUFFER's exact type."""
     buffers = global_buffers(source)
     shared = dict(memory or {})
+    seen: dict[int, int] = {}  # id of a Memory -> the first slot given it
     for slot, given in shared.items():
+        if id(given) in seen:
+            raise BackendError(
+                f"shared memory for slot {slot} is also given for slot {seen[id(given)]}: a "
+                f"program's buffers never overlap (compiled code assumes so)"
+            )
+        seen[id(given)] = slot
         if slot not in buffers:
             known = ", ".join(map(str, buffers)) or "none"
             raise BackendError(
