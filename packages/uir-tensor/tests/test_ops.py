@@ -117,6 +117,10 @@ def test_broadcasting_is_reshape_then_expand() -> None:
     expand = add.src[1]
     assert expand.op is Op.EXPAND and expand.type.shape == (2, 3)
     assert expand.src[0].op is Op.RESHAPE and expand.src[0].type.shape == (1, 3)
+    # a Python number is the CONST of the result's shape: what EXPAND of its rank-0 CONST is
+    scalar = (a + 1.5).uop.src[1]
+    assert scalar.op is Op.CONST and scalar.type.shape == (2, 3)
+    assert scalar.arg.is_fill and scalar.arg[0] == 1.5
 
 
 def test_python_scalars_on_either_side() -> None:

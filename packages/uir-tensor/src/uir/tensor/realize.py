@@ -14,6 +14,7 @@ when a C compiler exists, else the interpreter.
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Iterator
 
 import numpy as np
@@ -63,7 +64,15 @@ def pending_assign(buffer: Buffer, value: UOp) -> None:
     _pending[buffer.slot] = (buffer, value)
 
 
+# SINK -> its buffers: a training step realizes the same SINK every step, and walking its
+# graph (over a thousand UOps) each time would cost more than building it.
+_graph_buffers: weakref.WeakKeyDictionary[UOp, list[Buffer]] = weakref.WeakKeyDictionary()
+
+
 def _buffers_of(root: UOp) -> list[Buffer]:
+    cached = _graph_buffers.get(root)
+    if cached is not None:
+        return cached
     found = []
     for u in root.toposort():
         if u.op is Op.BUFFER:
@@ -71,6 +80,7 @@ def _buffers_of(root: UOp) -> list[Buffer]:
             if buffer is None:
                 raise TensorError(f"realize: BUFFER {u.arg} was not made by uir.tensor")
             found.append(buffer)
+    _graph_buffers[root] = found
     return found
 
 

@@ -32,6 +32,8 @@ _NUMPY_DTYPE = {f32: np.float32, i32: np.int32, bool_: np.bool_}
 Scalar = int | float | bool
 # slot -> the trainable tensor reading that buffer: what backward() sets `.grad` of
 PARAMETERS: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
+# loss UOp -> the slots of the buffers it reads (what backward() looks for)
+_LOSS_SLOTS: weakref.WeakKeyDictionary[UOp, list[int]] = weakref.WeakKeyDictionary()
 
 
 class TensorError(ValueError):
@@ -185,7 +187,10 @@ class Tensor:
         """Set `.grad` of every parameter this scalar depends on: GRAD of it (week 9)."""
         if self.shape != () or self.dtype is not f32:
             raise TensorError(f"backward: the loss must be an f32 scalar, not {self.uop.type}")
-        slots = sorted(u.arg for u in self.uop.toposort() if u.op is Op.BUFFER)
+        slots = _LOSS_SLOTS.get(self.uop)
+        if slots is None:  # the same loss every step: walk its graph once
+            slots = sorted(u.arg for u in self.uop.toposort() if u.op is Op.BUFFER)
+            _LOSS_SLOTS[self.uop] = slots
         for p in (PARAMETERS[s] for s in slots if s in PARAMETERS):
             load = p.uop if p.uop.op is Op.LOAD else p.uop.src[0]
             grad = UOp(Op.GRAD, load.type, (self.uop, load))
@@ -207,18 +212,24 @@ class Tensor:
 
     # --- elementwise
 
-    def _operand(self, other: Tensor | Scalar) -> Tensor:
-        if isinstance(other, Tensor):
-            return other
+    def _operand(self, other: Scalar, shape: tuple[int, ...] = ()) -> Tensor:
+        """The Python number `other` as a CONST of this tensor's dtype and `shape`."""
         if not self.dtype.is_float and isinstance(other, float) and not other.is_integer():
             # Rounding 0.5 into an i32 CONST would change the user's number without a word.
             raise TensorError(f"the {self.dtype.name} tensor {self.shape} with the float {other}")
-        return Tensor.full((), other, self.dtype)
+        return Tensor.full(shape, other, self.dtype)
 
     def _broadcast(self, op: str, *others: Tensor | Scalar) -> list[Tensor]:
-        ts = [self, *(self._operand(o) for o in others)]
-        shape = broadcast_shape(op, *(t.shape for t in ts))
-        return [t.expand_to(shape) for t in ts]
+        tensors = [self, *(o for o in others if isinstance(o, Tensor))]
+        shape = self.shape
+        if any(t.shape != shape for t in tensors):
+            shape = broadcast_shape(op, *(t.shape for t in tensors))
+        # A Python number becomes the CONST of the result's shape at once (what EXPAND of its
+        # rank-0 CONST would give): a training step builds hundreds of them.
+        return [
+            o.expand_to(shape) if isinstance(o, Tensor) else self._operand(o, shape)
+            for o in (self, *others)
+        ]
 
     def expand_to(self, shape: tuple[int, ...]) -> Tensor:
         """This tensor broadcast to `shape` (numpy's rule)."""
