@@ -175,13 +175,16 @@ def test_an_evaluation_program_sees_what_the_step_stored(backend: str) -> None:
     x, y, w0, b0 = _data(1)
     w, b = Tensor.parameter(w0), Tensor.parameter(b0)
     opt = optim.SGD([w, b], lr=0.2)
+    evaluation = ((Tensor(x) @ w + b - Tensor(y)) ** 2).mean()
+    # opened before the step: the step's session then shares this one's memory of w and b
+    first = realize(evaluation, backend=backend)[0]
+    np.testing.assert_allclose(first, _numpy_loss_grads(x, y, w0, b0)[0], rtol=1e-5)
     for _ in range(2):
         loss = ((Tensor(x) @ w + b - Tensor(y)) ** 2).mean()
         loss.backward()
         opt.step()
         realize(loss, backend=backend)
     # a different program (no backward, no store) on the same backend: the stored weights
-    evaluation = ((Tensor(x) @ w + b - Tensor(y)) ** 2).mean()
     got = realize(evaluation, w, backend=backend)
     _, want_params = _numpy_sgd_from(x, y, w0, b0, 0.2, 2)
     want_loss, _, _ = _numpy_loss_grads(x, y, *want_params)
