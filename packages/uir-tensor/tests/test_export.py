@@ -52,6 +52,12 @@ def test_a_gpt_training_step_runs_through_uir_run_with_the_same_loss(tmp_path: P
         assert np.array_equal(v, opt.v[i].buffer.read())  # type: ignore[union-attr]
         assert np.array_equal(value, p.buffer.read())  # type: ignore[union-attr]
     assert len(printed) == 1 + 3 * len(model.parameters())
+    # The C backend runs the same text to the same bits (spec/uir-week6.md: kernels are
+    # bit-exact with the interpreter), when a C compiler is here.
+    from uir.tensor.realize import registry
+
+    if registry().backend("c").available()[0]:
+        assert run_uir(tmp_path, "run", "--backend", "c", str(path)).stdout == done.stdout
 
 
 def test_exported_program_holds_the_current_values(tmp_path: Path) -> None:
