@@ -87,7 +87,9 @@ class Tensor:
                 self.grad, self.requires_grad = None, True
                 PARAMETERS[buffer.slot] = self
                 return
-            values = tuple(_literal(v, dtype) for v in array.reshape(-1).tolist())
+            # tolist() of an f32, int32 or bool array gives Python numbers that are already
+            # values of the dtype (an f32 widens to a float exactly): nothing to round
+            values = tuple(array.reshape(-1).tolist())
             self.uop = UOp.const(Type(dtype, array.shape), values if array.shape else values[0])
         self.buffer: Buffer | None = None
         self.grad: Tensor | None = None
