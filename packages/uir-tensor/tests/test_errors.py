@@ -49,6 +49,7 @@ B = Tensor(np.zeros((4,), np.float32))
         (lambda: Tensor([1, 2]) * 0.5, ["i32", "0.5"]),
         (lambda: A**1.5, ["pow", "1.5"]),
         (lambda: Tensor.input((2,), i32).write([1, 2, 3]), ["write", "(3,)", "(2,)"]),
+        (lambda: Tensor.input((2,), i32).write([0.5, 1.0]), ["write", "fractional", "i32"]),
         (lambda: A.assign(A), ["assign"]),
         (lambda: Tensor.parameter(np.zeros(3)).assign(B), ["assign", "f32[4]", "f32[3]"]),
         (lambda: nn.CausalSelfAttention(6, 4, np.random.default_rng(0)), ["4 heads", "6"]),

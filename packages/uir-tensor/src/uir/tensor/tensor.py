@@ -146,6 +146,12 @@ class Tensor:
             raise TensorError(
                 f"write: values of shape {array.shape} into a tensor of shape {self.shape}"
             )
+        if (
+            not self.dtype.is_float
+            and array.dtype.kind == "f"
+            and not np.all(array == np.trunc(array))
+        ):
+            raise TensorError(f"write: fractional values into an {self.dtype.name} tensor")
         self.buffer.write(array.reshape(-1))
 
     # --- what it is
