@@ -175,7 +175,16 @@ class Tensor:
         """Set `.grad` of every parameter this scalar depends on: GRAD of it (week 9)."""
         if self.shape != () or self.dtype is not f32:
             raise TensorError(f"backward: the loss must be an f32 scalar, not {self.uop.type}")
-        slots = sorted(u.arg for u in self.uop.toposort() if u.op is Op.BUFFER)
+        from .nn import FLASH_OUTPUTS
+
+        graph = self.uop.toposort()
+        if any(u in FLASH_OUTPUTS for u in graph):
+            raise TensorError(
+                "backward: the loss depends on flash attention, whose loops read q, k and v "
+                "through memory, where no gradient flows; train with "
+                "scaled_dot_product_attention(..., flash=False)"
+            )
+        slots = sorted(u.arg for u in graph if u.op is Op.BUFFER)
         for p in (PARAMETERS[s] for s in slots if s in PARAMETERS):
             load = p.uop if p.uop.op is Op.LOAD else p.uop.src[0]
             grad = UOp(Op.GRAD, load.type, (self.uop, load))
