@@ -44,6 +44,14 @@ def test_the_attention_tests_are_what_their_numpy_script_writes(tmp_path):
     assert len(written) >= 12
 
 
+def test_the_model_tests_are_what_their_numpy_script_writes(tmp_path):
+    script = ROOT / "scripts" / "week10_model_suite.py"
+    subprocess.run([sys.executable, str(script), str(tmp_path)], check=True, capture_output=True)
+    written = {p.name: p.read_text() for p in tmp_path.glob("model_*.uir")}
+    assert written == {p.name: p.read_text() for p in SUITE.glob("model_*.uir")}
+    assert len(written) == 4
+
+
 @pytest.fixture(scope="module")
 def compiler() -> Iterator[Compiler]:
     with ForkServer(pythonpath=os.environ.get("PYTHONPATH", "")) as server:
