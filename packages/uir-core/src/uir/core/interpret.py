@@ -31,6 +31,8 @@ from .errors import BackendError
 from .memory import Kind, buffer_of, kind, window_begin
 from .ops import ALU, Op
 from .plugins import Backend, hookimpl
+from .runtime import HostMemory, global_buffers, require_open
+from .runtime import Memory as RuntimeMemory
 from .scalar import scalar_op
 from .schedule import Block, loop_schedule
 from .semantics import apply, reduce
@@ -375,6 +377,15 @@ def _accessed_whole(sink: UOp) -> set[UOp]:
 def evaluate(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None) -> list[np.ndarray]:
     """The value of each SINK source of a verified program, in order; a memory reference gives
     its contents when the program ends. `inputs` replaces global buffers' contents by slot."""
+    return execute(sink, inputs)[0]
+
+
+def execute(
+    sink: UOp, inputs: Mapping[int, np.ndarray] | None = None
+) -> tuple[list[np.ndarray], dict[int, list | np.ndarray]]:
+    """`evaluate`'s outputs, and each global buffer's contents when the program ends, by slot
+    (a list, or an array where the program accesses the buffer whole; the program's own, which
+    no later run touches): what a session keeps for the next run."""
     flat = inline_calls(sink)
     whole = _accessed_whole(flat)
     lists: Lists = {
@@ -394,7 +405,9 @@ def evaluate(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None) -> list[
             budget = _Budget(limit)
     compiler = _Compiler(lists, budget)
     compiler.block(nest)()
-    return [_output(s, compiler.env, lists) for s in flat.src]
+    outputs = [_output(s, compiler.env, lists) for s in flat.src]
+    final = {b.arg: contents for b, contents in lists.items() if b.op is Op.BUFFER}
+    return outputs, final
 
 
 class _Interpreted:
@@ -419,6 +432,51 @@ class Interpreter:
 
     def compile(self, sink: UOp) -> _Interpreted:
         return _Interpreted(sink)
+
+    def session(
+        self, sink: UOp, source: UOp, memory: Mapping[int, RuntimeMemory]
+    ) -> InterpretedSession:
+        return InterpretedSession(sink, source, memory)
+
+
+class InterpretedSession:
+    """A program run by the interpreter again and again on host arrays (uir.core.runtime): each
+    run evaluates on the buffers' current contents and writes back what it stored."""
+
+    def __init__(self, sink: UOp, source: UOp, shared: Mapping[int, RuntimeMemory]) -> None:
+        self.sink = sink
+        self.closed = False
+        self.memory: dict[int, HostMemory] = {}
+        for slot, buffer in global_buffers(source).items():
+            given = shared.get(slot)
+            if given is None:
+                own = HostMemory(Interpreter.name, slot, buffer.type, buffer_contents(buffer))
+                own.owner = self
+                given = own
+            assert isinstance(given, HostMemory)  # open_session checked its backend
+            self.memory[slot] = given
+
+    def run(self) -> list[np.ndarray]:
+        require_open(self.memory, self.closed)
+        # `initial_memory` copies each input: a run that fails half way changes no buffer.
+        inputs = {slot: m.contents() for slot, m in self.memory.items()}
+        outputs, final = execute(self.sink, inputs)
+        for slot, contents in final.items():
+            self.memory[slot].contents()[...] = contents
+        return outputs
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            for m in self.memory.values():
+                if m.owner is self:
+                    m.free()
+
+    def __enter__(self) -> InterpretedSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @hookimpl

@@ -118,9 +118,10 @@ class CompiledProgram:
         self.abi = abi
         self.sink = sink
         self._library = ctypes.CDLL(str(library))
-        self._entry = getattr(self._library, entry)
-        self._entry.argtypes = [ctypes.c_void_p] * len(abi.arg_types)
-        self._entry.restype = None
+        # The entry point, called in a forked child by `run`, in this process by a session.
+        self.entry = getattr(self._library, entry)
+        self.entry.argtypes = [ctypes.c_void_p] * len(abi.arg_types)
+        self.entry.restype = None
 
     def run(self, inputs: Mapping[int, np.ndarray] | None = None) -> list[np.ndarray]:
         """Run once on fresh buffers; one array per SINK source, as the interpreter gives it."""
@@ -128,7 +129,7 @@ class CompiledProgram:
         fresh = [np.zeros(t.size, dtype=abi_numpy(t.dtype)) for t in self.abi.outputs]
         arrays = shared_copies([*(start[b.slot] for b in self.abi.buffers), *fresh])
         pointers = [a.ctypes.data for a in arrays]
-        run_isolated(lambda: self._entry(*pointers))
+        run_isolated(lambda: self.entry(*pointers))
         return read_back(self.sink, self.abi, arrays)
 
 

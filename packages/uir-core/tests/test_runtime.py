@@ -1,0 +1,212 @@
+"""uir.core.runtime: sessions on every backend installed and usable here (the interpreter, and C
+and cuda-emu where their packages and compilers are), checked against numpy's arithmetic, the
+interpreter's `evaluate` and each backend's own forked runner on the same contents."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from uir.core import parse
+from uir.core.errors import BackendError, VerifyError
+from uir.core.interpret import evaluate
+from uir.core.plugins import form_of, load_registry, prepare
+from uir.core.runtime import open_session
+from uir.core.uop import UOp
+from uir.testing.sessions import ADD_TEN, COUNTER, SGD, X, Y, numpy_sgd
+
+REGISTRY = load_registry()
+
+
+def _usable(name: str) -> tuple[bool, str]:
+    if name not in REGISTRY.backends:
+        return False, f"backend {name} is not installed"
+    return REGISTRY.backend(name).available()
+
+
+def program(text: str) -> UOp:
+    return parse(text).sink
+
+
+BACKENDS = [
+    pytest.param(name, marks=pytest.mark.skipif(not _usable(name)[0], reason=_usable(name)[1]))
+    for name in ("interp", "c", "cuda-emu")
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_counter_run_a_thousand_times_ends_at_a_thousand(backend: str) -> None:
+    with open_session(program(COUNTER), backend) as session:
+        for run in range(1, 1001):
+            (out,) = session.run()
+            if run in (1, 2, 500):  # every run sees what the run before it stored
+                assert out.tolist() == [run]
+        assert out.tolist() == [1000]
+        assert session.memory[0].read().tolist() == [1000]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_sgd_buffers_after_k_runs_are_numpys_k_steps(backend: str) -> None:
+    with open_session(program(SGD), backend) as session:
+        for k in range(1, 41):
+            loss, w, m = session.run()
+            want_w, want_m, want_loss = numpy_sgd(k)
+            # Elementwise float32 arithmetic rounds once per op, in numpy as in UIR: bit-equal.
+            assert w.tobytes() == want_w.tobytes() and m.tobytes() == want_m.tobytes()
+            assert session.memory[0].read().tobytes() == want_w.tobytes()
+            assert session.memory[1].read().tobytes() == want_m.tobytes()
+            # The sum's order of additions is the backend's (uir.md REDUCE): nearly numpy's.
+            assert loss.dtype == np.float32 and loss == pytest.approx(want_loss, rel=1e-6)
+    assert numpy_sgd(40)[2] < numpy_sgd(1)[2] / 10  # the loss fell: the steps really descend
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_written_contents_are_what_the_next_run_starts_from(backend: str) -> None:
+    with open_session(program(SGD), backend) as session:
+        w = np.array([[1.5, -0.5], [2.0, 0.0]], np.float32)  # any shape of 4 elements
+        session.memory[0].write(w)
+        session.memory[1].write(np.zeros(4))
+        assert session.memory[0].read().tolist() == w.reshape(-1).tolist()
+        loss, w1, _ = session.run()
+        f, flat = np.float32, w.reshape(-1)
+        d = flat * np.array(X, f) - np.array(Y, f)
+        assert loss == pytest.approx(float(np.sum(d * d)), rel=1e-6)
+        # The momentum was zeroed: the step is the gradient's alone.
+        assert w1.tobytes() == (flat - ((d * np.array(X, f)) * f(2.0)) * f(0.05)).tobytes()
+        with pytest.raises(BackendError, match=r"slot 0 holds f32\[4\].*cannot write 3"):
+            session.memory[0].write(np.zeros(3))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_run_equals_the_forked_runner_and_the_interpreter_on_the_same_contents(
+    backend: str,
+) -> None:
+    sink = program(SGD)
+    chosen = REGISTRY.backend(backend)
+    form = form_of(chosen)
+    compiled = chosen.compile(prepare(sink, form, REGISTRY.pipeline(form=form)))
+    with open_session(sink, backend) as session:
+        for _ in range(7):
+            session.run()
+        contents = {slot: m.read() for slot, m in session.memory.items()}
+        expected_compiled = compiled.run(contents)
+        expected_interpreted = evaluate(sink, contents)
+        got = session.run()
+    for a, b, c in zip(got, expected_compiled, expected_interpreted, strict=True):
+        assert a.dtype == b.dtype == c.dtype and a.shape == b.shape == c.shape
+        assert a.tobytes() == b.tobytes()
+        np.testing.assert_allclose(a, c, rtol=1e-6)  # the loss's additions may be reordered
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_two_sessions_sharing_one_memory_see_each_others_stores(backend: str) -> None:
+    counting = open_session(program(COUNTER), backend)
+    adding = open_session(program(ADD_TEN), backend, {0: counting.memory[0]})
+    assert adding.memory[0] is counting.memory[0]
+    counting.run()
+    counting.run()
+    assert adding.run()[0].tolist() == [12]
+    assert counting.run()[0].tolist() == [13]
+    adding.close()  # a session never frees the memory it was given
+    assert counting.run()[0].tolist() == [14]
+    other = open_session(program(ADD_TEN), backend, {0: counting.memory[0]})
+    counting.close()  # ... and its owner frees it: a session still sharing it refuses to run
+    with pytest.raises(BackendError, match="slot 0 was freed"):
+        other.run()
+    with pytest.raises(BackendError, match="slot 0 was freed"):
+        open_session(program(ADD_TEN), backend, {0: counting.memory[0]})
+    with pytest.raises(BackendError, match="session is closed"):
+        counting.run()
+    other.close()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_shared_memory_of_another_type_is_refused_naming_the_slot_and_both_types(
+    backend: str,
+) -> None:
+    with open_session(program(COUNTER), backend) as counting:
+        floats = COUNTER.replace("i32", "f32").replace("CONST f32 0", "CONST i32 0")
+        with pytest.raises(BackendError, match=r"slot 0 holds i32\[1\], but BUFFER 0 is f32\[1\]"):
+            open_session(program(floats), backend, {0: counting.memory[0]})
+        longer = COUNTER.replace("i32[1]", "i32[2]")
+        with pytest.raises(BackendError, match=r"slot 0 holds i32\[1\], but BUFFER 0 is i32\[2\]"):
+            open_session(program(longer), backend, {0: counting.memory[0]})
+        with pytest.raises(BackendError, match="slot 5: the program has no BUFFER 5"):
+            open_session(program(COUNTER), backend, {5: counting.memory[0]})
+        # One memory for two buffers would make them overlap, which compiled code assumes never.
+        two = program(
+            """
+            %a = BUFFER i32[1] 0
+            %b = BUFFER i32[1] 1
+            %out = SINK void %a %b
+            """
+        )
+        with pytest.raises(BackendError, match="slot 1 is also given for slot 0"):
+            open_session(two, backend, {0: counting.memory[0], 1: counting.memory[0]})
+        with open_session(two, backend, {1: counting.memory[0]}) as elsewhere:
+            counting.run()  # a memory may sit at another slot of another program
+            assert [out.tolist() for out in elsewhere.run()] == [[0], [1]]
+
+
+def test_a_memory_of_another_backend_is_refused() -> None:
+    with open_session(program(COUNTER), "interp") as counting:
+        fake = SimpleNamespace(name="other", available=lambda: (True, ""), session=None)
+        fake.session = lambda *args: pytest.fail("the session must not be opened")
+        with pytest.raises(BackendError, match="slot 0 belongs to backend 'interp', not 'other'"):
+            open_session(program(COUNTER), fake, {0: counting.memory[0]})
+
+
+def test_a_backend_without_sessions_is_named() -> None:
+    plain = SimpleNamespace(name="plain", available=lambda: (True, ""))
+    with pytest.raises(BackendError, match="backend 'plain' cannot keep"):
+        open_session(program(COUNTER), plain)
+
+
+def test_a_bad_program_is_the_verifiers_error() -> None:
+    bad = COUNTER.replace("%w = ADD i32 %v %one", "%w = ADD f32 %v %one")
+    with pytest.raises(VerifyError):
+        open_session(program(bad), "interp")
+
+
+def test_an_unknown_backend_is_a_usage_error() -> None:
+    from uir.core.errors import UsageError
+
+    with pytest.raises(UsageError, match="unknown backend 'nope'"):
+        open_session(program(COUNTER), "nope", registry=REGISTRY)
+
+
+# Buffers of the dtypes whose ABI form differs from numpy's (bools as bytes, f16 and bf16 as
+# bits) and one of each other kind: what is written reads back, and a run sees it.
+DTYPES = {
+    "bool": [True, False, True],
+    "f16": [0.5, -2.0, 65504.0],
+    "bf16": [1.0, -0.0078125, 2.0**127],
+    "u8": [0, 255, 7],
+    "i64": [-(2**62), 5, 2**40],
+    "f64": [0.1, -1e300, 2.5],
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_dtype_reads_back_what_was_written_and_a_run_sees_it(
+    backend: str, dtype: str
+) -> None:
+    text = f"""
+    %b = BUFFER {dtype}[3] 0
+    %v = LOAD {dtype}[3] %b
+    %out = SINK void %v
+    """
+    sink = program(text)
+    with open_session(sink, backend) as session:
+        memory = session.memory[0]
+        storage = sink.src[0].dtype.storage
+        values = np.array(DTYPES[dtype], dtype=storage)
+        memory.write(values)
+        assert memory.read().dtype == storage
+        assert memory.read().tobytes() == values.tobytes()
+        (out,) = session.run()
+        assert out.tobytes() == values.tobytes()
+        assert out.tobytes() == evaluate(sink, {0: values})[0].tobytes()
