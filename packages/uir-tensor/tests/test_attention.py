@@ -236,6 +236,13 @@ def test_shapes_that_do_not_fit_are_a_clear_error(shapes, causal, message):
         assert str(info.value).startswith(builder.__name__)
 
 
+def test_memory_is_not_a_value():
+    buffer = UOp(Op.BUFFER, Type(f32, (8,)), (), 0)
+    value = UOp.const(Type(f32, (2, 4)), 0.0)
+    with pytest.raises(ShapeError, match=re.escape("k is BUFFER f32[8], not a value (LOAD it")):
+        flash_attention(value, buffer, value)
+
+
 def test_a_block_below_one_is_a_clear_error():
     values = loaded([np.zeros((4, 2), np.float32)] * 3)
     with pytest.raises(ShapeError, match="block must be an int >= 1, not 0"):
