@@ -1,6 +1,6 @@
 """Train a character-level GPT through the compiler: the course's last week.
 
-    uv run python examples/train_lm.py                    # about 8 minutes on a 2-core CPU
+    uv run python examples/train_lm.py                    # 600 steps or 8 minutes, then samples
     uv run python examples/train_lm.py --steps 30 --json out.json
     uv run python examples/train_lm.py --backend cuda     # on a GPU (scripts/gpu-check.sh)
 
@@ -125,6 +125,12 @@ def progress(step: int, total: int, loss: float, rate: float) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=600)
+    p.add_argument(
+        "--minutes",
+        type=float,
+        default=8.0,
+        help="stop training after this many minutes, whatever --steps says",
+    )
     p.add_argument("--backend", default=None, help="interp, c, cuda or cuda-emu (default: c)")
     p.add_argument("--text", type=Path, help="train on this UTF-8 file instead of the KJV")
     p.add_argument("--json", type=Path, help="write the run's figures to this file")
@@ -167,8 +173,15 @@ def main(argv: list[str] | None = None) -> int:
         initial = held_out_loss(trainer, held, args.eval_batches)
         compiled = time.perf_counter()
         gen = batches(train, args.batch, args.context, rng)
-        tokens, loss, train_start = 0, float("nan"), None
+        tokens, loss, train_start, done = 0, float("nan"), None, 0
         for step in range(1, args.steps + 1):
+            if time.perf_counter() - start > 60 * args.minutes:
+                print(
+                    f"\nthe time budget of {args.minutes:g} minutes is spent: stopping after "
+                    f"{done} steps",
+                    file=sys.stderr,
+                )
+                break
             x, y = next(gen)
             loss = trainer.step(x, y)
             if not math.isfinite(loss):
@@ -182,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
                 train_start = time.perf_counter()
             else:
                 tokens += x.size
+            done = step
             rate = tokens / max(time.perf_counter() - train_start, 1e-9)
             print(progress(step, args.steps, loss, rate), end="", file=sys.stderr, flush=True)
         print(file=sys.stderr)

@@ -1,6 +1,7 @@
 """suites/week10 through the reference: every test passes the grading harness on the interpreter
 (forked from one preloaded server, as `uir test` runs it), and on C and cuda-emu (one compile
-each); the attention tests are what scripts/week10_attention_suite.py writes today.
+each); NVRTC compiles them all for sm_90; the attention tests are what
+scripts/week10_attention_suite.py writes today.
 
 `uv run pytest suites/week10` runs this file. Every `.uir` file of the directory is a test,
 whichever script wrote it (suites/week10/README.md)."""
@@ -19,6 +20,8 @@ from uir.backend.c.plugin import CBackend
 from uir.backend.c.plugin import compile_many as compile_c
 from uir.backend.cuda.emulation import compile_many as compile_emulated
 from uir.backend.cuda.emulation import cxx
+from uir.backend.cuda.nvrtc import compile_cubin
+from uir.backend.cuda.render import bundle, render_cuda
 from uir.cli.grading.forkserver import ForkServer
 from uir.cli.grading.harness import Compiler, run_test
 from uir.cli.grading.judge import first_difference
@@ -42,6 +45,14 @@ def test_the_attention_tests_are_what_their_numpy_script_writes(tmp_path):
     written = {p.name: p.read_text() for p in tmp_path.glob("attention_*.uir")}
     assert written == {p.name: p.read_text() for p in SUITE.glob("attention_*.uir")}
     assert len(written) >= 12
+
+
+def test_the_model_tests_are_what_their_numpy_script_writes(tmp_path):
+    script = ROOT / "scripts" / "week10_model_suite.py"
+    subprocess.run([sys.executable, str(script), str(tmp_path)], check=True, capture_output=True)
+    written = {p.name: p.read_text() for p in tmp_path.glob("model_*.uir")}
+    assert written == {p.name: p.read_text() for p in SUITE.glob("model_*.uir")}
+    assert len(written) == 4
 
 
 @pytest.fixture(scope="module")
@@ -77,3 +88,10 @@ def test_c_passes_every_test() -> None:
 @pytest.mark.skipif(cxx() is None, reason="no C++ compiler")
 def test_cuda_emu_passes_every_test() -> None:
     assert _failures(compile_emulated) == []
+
+
+def test_nvrtc_compiles_every_test_for_the_h200() -> None:
+    # no GPU needed to compile: what `--backend cuda` would load (spec/uir-week7.md 2.4)
+    sinks = [parse(t.program, t.path).sink for t in RUNS]
+    sources = [render_cuda(scheduled(s), f"uir_p{i}").source for i, s in enumerate(sinks)]
+    assert compile_cubin(bundle(sources), "sm_90")[:4] == b"\x7fELF"

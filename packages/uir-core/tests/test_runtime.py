@@ -8,13 +8,18 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 
-from uir.core import parse
+from uir.core import parse, print_program
+from uir.core.dtypes import DTYPES
 from uir.core.errors import BackendError, VerifyError
-from uir.core.interpret import evaluate
+from uir.core.interpret import evaluate, execute, iteration_budget
 from uir.core.plugins import form_of, load_registry, prepare
 from uir.core.runtime import open_session
 from uir.core.uop import UOp
+from uir.testing.compare import same_outputs
+from uir.testing.programs import programs
 from uir.testing.sessions import ADD_TEN, COUNTER, SGD, X, Y, numpy_sgd
 
 REGISTRY = load_registry()
@@ -179,7 +184,7 @@ def test_an_unknown_backend_is_a_usage_error() -> None:
 
 # Buffers of the dtypes whose ABI form differs from numpy's (bools as bytes, f16 and bf16 as
 # bits) and one of each other kind: what is written reads back, and a run sees it.
-DTYPES = {
+VALUES = {
     "bool": [True, False, True],
     "f16": [0.5, -2.0, 65504.0],
     "bf16": [1.0, -0.0078125, 2.0**127],
@@ -190,7 +195,7 @@ DTYPES = {
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", VALUES)
 def test_every_dtype_reads_back_what_was_written_and_a_run_sees_it(
     backend: str, dtype: str
 ) -> None:
@@ -203,10 +208,72 @@ def test_every_dtype_reads_back_what_was_written_and_a_run_sees_it(
     with open_session(sink, backend) as session:
         memory = session.memory[0]
         storage = sink.src[0].dtype.storage
-        values = np.array(DTYPES[dtype], dtype=storage)
+        values = np.array(VALUES[dtype], dtype=storage)
         memory.write(values)
         assert memory.read().dtype == storage
         assert memory.read().tobytes() == values.tobytes()
         (out,) = session.run()
         assert out.tobytes() == values.tobytes()
         assert out.tobytes() == evaluate(sink, {0: values})[0].tobytes()
+
+
+# The interpreter's session compiles once and refills the closures' own lists each run: random
+# programs of weeks 2-6 (LOCALs, windows, loops, shaped values) give, on their third run, what
+# `execute` gives from the contents the first two left, buffers included.
+@pytest.mark.parametrize("week", [2, 3, 4, 5, 6])
+@settings(
+    max_examples=15,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(data=st.data())
+def test_an_interpreter_sessions_third_run_is_a_fresh_evaluation(
+    week: int, data: st.DataObject
+) -> None:
+    dtypes = tuple(d for d in DTYPES.values() if not d.is_void)
+    sink = data.draw(programs(week=week, dtypes=dtypes, approximate=False))
+    with open_session(sink, "interp", optimize=False) as session:
+        session.run()
+        first = session.run()
+        kept = [out.copy() for out in first]
+        contents = {slot: m.read() for slot, m in session.memory.items()}
+        got = session.run()
+        outputs, final = execute(sink, contents)
+        text = print_program(sink)
+        assert same_outputs(got, outputs), text
+        for slot, want in final.items():
+            memory = session.memory[slot]
+            want = np.asarray(want, dtype=memory.type.dtype.storage)
+            assert same_outputs([memory.read()], [want]), text
+        assert same_outputs(first, kept), text  # later runs leave what a run returned alone
+
+
+LOADED_END = """
+%z = CONST i32 0
+%nb = BUFFER i32[1] 0
+%acc = BUFFER i32[1] 1
+%pn = INDEX i32 %nb %z
+%n = LOAD i32 %pn
+%i = RANGE i32 %n 0
+%pa = INDEX i32 %acc %z
+%a = LOAD i32 %pa
+%a1 = ADD i32 %a %i
+%s = STORE void %pa %a1
+%e = END void %s %i
+%acc1 = AFTER i32[1] %acc %e
+%out = SINK void %acc1
+"""
+
+
+def test_an_interpreter_run_over_its_budget_changes_no_buffer() -> None:
+    with open_session(program(LOADED_END), "interp") as session:
+        session.memory[0].write([10])  # the loop's end, loaded from memory: counted as it runs
+        # Each iteration stores what it started from plus the counter: the last one wins.
+        assert session.run()[0].tolist() == [9]
+        session.memory[0].write([1000])
+        with iteration_budget(100), pytest.raises(BackendError, match="budget of 100"):
+            session.run()
+        assert session.memory[1].read().tolist() == [9]  # the failed run stored nothing
+        session.memory[0].write([4])
+        with iteration_budget(100):
+            assert session.run()[0].tolist() == [9 + 3]

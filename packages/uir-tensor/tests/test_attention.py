@@ -112,6 +112,30 @@ def test_flash_and_naive_meet_numpy_in_cuda_emu():
     _on_compiled(compile_emulated)
 
 
+@pytest.mark.skipif(not CBackend().available()[0], reason="no C compiler")
+def test_twenty_drawn_shapes_meet_numpy_in_c():
+    # T, d, dv, heads, block and the mask drawn (a fixed seed: the same 20 every run), one
+    # compile for all; flash against numpy and naive within the bounds
+    rng = np.random.default_rng(2026)
+    drawn = []
+    for i in range(20):
+        t, d, dv = (int(x) for x in rng.integers(1, (24, 9, 9)))
+        lead = tuple(int(x) for x in rng.integers(1, 3, int(rng.integers(0, 3))))
+        causal = bool(rng.integers(0, 2))
+        tk = t if causal else int(rng.integers(1, 24))
+        block = int(rng.integers(1, 12))
+        arrays = inputs((*lead, t, d), (*lead, tk, d), (*lead, tk, dv), seed=100 + i)
+        drawn.append((arrays, causal, block))
+    sinks = [
+        program(builder, arrays, causal=causal, **options)
+        for arrays, causal, block in drawn
+        for builder, options in ((flash_attention, {"block": block}), (naive_attention, {}))
+    ]
+    compiled = compile_c([scheduled(s) for s in sinks])
+    for i, (arrays, causal, block) in enumerate(drawn):
+        check(arrays, causal, block, compiled[2 * i].run()[0], compiled[2 * i + 1].run()[0])
+
+
 # Bugs planted in flash_attention's source: each still verifies and runs, and must land outside
 # the bound on some input. The block max started at -inf instead of the running max is exact in
 # real numbers; it fails only where a later block's max lies more than 128 (in log2 units)
@@ -234,6 +258,13 @@ def test_shapes_that_do_not_fit_are_a_clear_error(shapes, causal, message):
         with pytest.raises(ShapeError, match=re.escape(message)) as info:
             builder(*values, causal=causal)
         assert str(info.value).startswith(builder.__name__)
+
+
+def test_memory_is_not_a_value():
+    buffer = UOp(Op.BUFFER, Type(f32, (8,)), (), 0)
+    value = UOp.const(Type(f32, (2, 4)), 0.0)
+    with pytest.raises(ShapeError, match=re.escape("k is BUFFER f32[8], not a value (LOAD it")):
+        flash_attention(value, buffer, value)
 
 
 def test_a_block_below_one_is_a_clear_error():

@@ -211,3 +211,17 @@ def test_a_parameter_is_shared_by_every_program_that_reads_it() -> None:
     with device("c"):
         np.testing.assert_array_equal((w + 0.0).numpy(), [1 / 16, 2 / 16])
     assert math.isclose(opt.lr, 0.25)
+
+
+def test_scaled_dot_product_attention_flash_equals_naive_and_refuses_backward() -> None:
+    rng = np.random.default_rng(4)
+    q, k, v = (Tensor.parameter(_rand(rng, 2, 9, 4)) for _ in range(3))
+    flash = nn.scaled_dot_product_attention(q, k, v, block=4)
+    naive = nn.scaled_dot_product_attention(q, k, v, flash=False)
+    with device("c"):
+        a, b = realize(flash, naive)
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    with pytest.raises(TensorError, match="flash attention"):
+        flash.sum().backward()
+    naive.sum().backward()  # the naive formula has gradients
+    assert q.grad is not None

@@ -9,7 +9,18 @@ spec/uir-week10.md is the normative text.
 """
 
 from . import nn, optim
+from .nn import scaled_dot_product_attention
 from .realize import device, realize, to_uir
 from .tensor import Tensor, TensorError, causal_mask
 
-__all__ = ["Tensor", "TensorError", "causal_mask", "device", "nn", "optim", "realize", "to_uir"]
+__all__ = [
+    "Tensor",
+    "TensorError",
+    "causal_mask",
+    "device",
+    "nn",
+    "optim",
+    "realize",
+    "scaled_dot_product_attention",
+    "to_uir",
+]

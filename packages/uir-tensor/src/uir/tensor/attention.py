@@ -12,7 +12,8 @@ Tq must equal Tk). exp is EXP2 with the factor log2(e), as every UIR softmax.
   LOCAL accumulators carried by AFTER): for each query row (a PARALLEL range), a sequential loop
   over blocks of keys keeps a running max m, a running sum l and an accumulator acc[dv], rescaled
   by exp2(m_old - m_new) when a block raises the max (the online softmax). What a row holds is
-  O(d + dv + block); the only buffer of the size of the data is the output, [..., Tq, dv].
+  O(d + dv + block); besides it, k transposed ([..., d, Tk] padded to whole blocks) and the
+  output ([..., Tq, dv]): O(T d), never [..., Tq, Tk].
 
 The loops are the program's own, so their ids must not be those of any other RANGE or LOCAL of
 the program: they are taken above every id found under q, k and v. Two attentions that share no
@@ -28,6 +29,7 @@ import numpy as np
 
 from uir.core.dtypes import F32, I32, Type, f32, i32
 from uir.core.loops import range_id
+from uir.core.memory import Kind, kind
 from uir.core.ops import Op
 from uir.core.shapes import ShapeError
 from uir.core.uop import UOp
@@ -50,6 +52,8 @@ def _shapes(
     """(leading axes, Tq, Tk, d, dv) of an attention's operands, or a ShapeError naming `name`
     and the shapes that do not fit."""
     for label, x in (("q", q), ("k", k), ("v", v)):
+        if kind(x) is not Kind.VALUE:
+            raise ShapeError(f"{name}: {label} is {x.op} {x.type}, not a value (LOAD it first)")
         if x.dtype is not f32 or len(x.type.shape) < 2:
             raise ShapeError(
                 f"{name}: {label} must be an f32 value of shape [..., T, d], not {x.type}"

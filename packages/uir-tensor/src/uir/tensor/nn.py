@@ -4,10 +4,15 @@ architecture, parameter for parameter (the names `named_parameters` gives are it
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Iterator
 
 import numpy as np
 
+from uir.core.shapes import ShapeError
+from uir.core.uop import UOp
+
+from .attention import flash_attention
 from .tensor import Tensor, TensorError, causal_mask
 
 # The masked scores: finite, so no inf - inf or 0 * inf can reach a gradient; exp of it is 0.
@@ -91,6 +96,27 @@ def attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = True) -> Tensor:
     if causal:
         scores = causal_mask(t).where(scores, MASKED)
     return scores.softmax(-1) @ v
+
+
+# The outputs of flash attention built so far: its loops read q, k and v through memory, where no
+# gradient flows (spec/uir-week9.md section 2), so backward() refuses a loss that depends on one.
+FLASH_OUTPUTS: weakref.WeakSet[UOp] = weakref.WeakSet()
+
+
+def scaled_dot_product_attention(
+    q: Tensor, k: Tensor, v: Tensor, causal: bool = True, flash: bool = True, block: int = 64
+) -> Tensor:
+    """softmax(q k^T / sqrt(d) + mask) v over [..., T, d]: with `flash`, the online-softmax
+    schedule of uir.tensor.attention (the T x T scores never in memory; forward only), else
+    the naive formula (`attention`), which training differentiates."""
+    if not flash:
+        return attention(q, k, v, causal)
+    try:
+        out = flash_attention(q.uop, k.uop, v.uop, causal, block)
+    except ShapeError as exc:
+        raise TensorError(str(exc)) from None
+    FLASH_OUTPUTS.add(out)
+    return Tensor(out)
 
 
 class CausalSelfAttention(Module):

@@ -197,7 +197,16 @@ class Tensor:
             raise TensorError(f"backward: the loss must be an f32 scalar, not {self.uop.type}")
         slots = _LOSS_SLOTS.get(self.uop)
         if slots is None:  # the same loss every step: walk its graph once
-            slots = sorted(u.arg for u in self.uop.toposort() if u.op is Op.BUFFER)
+            from .nn import FLASH_OUTPUTS
+
+            graph = self.uop.toposort()
+            if any(u in FLASH_OUTPUTS for u in graph):
+                raise TensorError(
+                    "backward: the loss depends on flash attention, whose loops read q, k and v "
+                    "through memory, where no gradient flows; train with "
+                    "scaled_dot_product_attention(..., flash=False)"
+                )
+            slots = sorted(u.arg for u in graph if u.op is Op.BUFFER)
             _LOSS_SLOTS[self.uop] = slots
         for p in (PARAMETERS[s] for s in slots if s in PARAMETERS):
             load = p.uop if p.uop.op is Op.LOAD else p.uop.src[0]
