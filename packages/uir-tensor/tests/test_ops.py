@@ -65,6 +65,9 @@ def test_constructors_hold_their_values() -> None:
     p = Tensor.parameter(a)
     assert p.requires_grad and p.uop.op is Op.RESHAPE and p.uop.src[0].op is Op.LOAD
     assert np.array_equal(value(p), a)
+    q = Tensor(a, requires_grad=True)  # the same as Tensor.parameter(a), in its own buffer
+    assert q.requires_grad and q.buffer is not None and q.buffer.slot != p.buffer.slot  # type: ignore[union-attr]
+    assert np.array_equal(value(q), a)
 
 
 def test_realize_method_numpy_and_item() -> None:
