@@ -66,6 +66,7 @@ def test_exported_program_holds_the_current_values(tmp_path: Path) -> None:
     x.write([[0.5, -1.0]])
     y = x @ w
     text = to_uir(y)
+    assert y.to_uir() == text
     program = parse(text)  # well-formed .uir
     assert program is not None
     assert "(1.0, 2.0, 3.0, 4.0)" in text and "(0.5, -1.0)" in text

@@ -183,6 +183,13 @@ class Tensor:
 
         return realize(self, *others, backend=backend)
 
+    def to_uir(self, *others: Tensor) -> str:
+        """The program `realize(self, *others)` would run, as .uir text with every buffer's
+        current contents written in (uir.tensor.realize.to_uir)."""
+        from .realize import to_uir
+
+        return to_uir(self, *others)
+
     def numpy(self, backend: str | None = None) -> np.ndarray:
         return self.realize(backend=backend)[0]
 
