@@ -50,6 +50,7 @@ B = Tensor(np.zeros((4,), np.float32))
         (lambda: A**1.5, ["pow", "1.5"]),
         (lambda: Tensor.input((2,), i32).write([1, 2, 3]), ["write", "(3,)", "(2,)"]),
         (lambda: Tensor.input((2,), i32).write([0.5, 1.0]), ["write", "fractional", "i32"]),
+        (lambda: bool(A < 0), ["bool", "item()"]),
         (lambda: A.assign(A), ["assign"]),
         (lambda: Tensor.parameter(np.zeros(3)).assign(B), ["assign", "f32[4]", "f32[3]"]),
         (lambda: nn.CausalSelfAttention(6, 4, np.random.default_rng(0)), ["4 heads", "6"]),

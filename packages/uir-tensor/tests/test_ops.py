@@ -204,6 +204,16 @@ def test_movement_ops_equal_numpy_exactly() -> None:
         assert np.array_equal(g, want)
 
 
+def test_len_and_iteration_give_the_rows() -> None:
+    x = rand(3, 2, seed=21)
+    t = Tensor(x)
+    assert len(t) == 3
+    rows = list(t)
+    assert len(rows) == 3 and all(r.shape == (2,) for r in rows)
+    for got, want in zip(run(*rows), x, strict=True):
+        assert np.array_equal(got, want)
+
+
 @pytest.mark.parametrize("axis", [0, 1, -1])
 def test_cat_equals_numpy(axis: int) -> None:
     parts = [rand(2, 3, seed=9), rand(2, 3, seed=10), rand(2, 3, seed=11)]

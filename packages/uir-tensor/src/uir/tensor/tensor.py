@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -170,6 +170,22 @@ class Tensor:
 
     def __repr__(self) -> str:
         return f"Tensor({self.uop.type}, {self.uop.op})"
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a rank-0 tensor")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        """The rows along the first axis (each a SHRINK): `for row in t`, `a, b = t`."""
+        return (self[i] for i in range(len(self)))
+
+    def __bool__(self) -> bool:
+        # `if loss < 1.0:` would otherwise be always true: a Tensor is a graph, not a value.
+        raise TensorError(
+            f"bool: a Tensor ({self.uop.type}) has no truth value until it runs; "
+            "compare its .item() or .numpy()"
+        )
 
     def numel(self) -> int:
         return math.prod(self.shape)
