@@ -23,6 +23,8 @@ B = Tensor(np.zeros((4,), np.float32))
         (lambda: A.maximum(B), ["maximum", "(2, 3)", "(4,)"]),
         (lambda: A @ Tensor(np.zeros((4, 2), np.float32)), ["matmul", "(2, 3)", "(4, 2)"]),
         (lambda: A @ B, ["matmul", "(2, 3)", "(4,)"]),
+        (lambda: B @ A, ["matmul", "(4,)", "(2, 3)"]),
+        (lambda: A @ Tensor(np.float32(1.0)), ["matmul", "(2, 3)", "()"]),
         (
             lambda: Tensor(np.zeros((2, 2, 3), np.float32)) @ Tensor(np.zeros((3, 3, 1))),
             ["matmul", "(2, 2, 3)", "(3, 3, 1)"],

@@ -142,6 +142,7 @@ def test_movement_gradients() -> None:
 
 def test_matmul_gradient_batched_and_broadcast() -> None:
     check(lambda a, b: a @ b, lambda a, b: a @ b, rand(2, 3, 4, seed=10), rand(4, 5, seed=11))
+    check(lambda a, b: a @ b, lambda a, b: a @ b, rand(4, seed=24), rand(2, 4, 3, seed=25))
 
 
 def test_softmax_cross_entropy_layer_norm_gradients() -> None:

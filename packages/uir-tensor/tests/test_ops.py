@@ -253,7 +253,15 @@ def test_reductions_equal_numpy(axis: int | tuple | None, keepdim: bool) -> None
 
 
 @pytest.mark.parametrize(
-    "a_shape, b_shape", [((3, 4), (4, 5)), ((2, 3, 4), (4, 2)), ((2, 1, 3, 4), (3, 4, 2))]
+    "a_shape, b_shape",
+    [
+        ((3, 4), (4, 5)),
+        ((2, 3, 4), (4, 2)),
+        ((2, 1, 3, 4), (3, 4, 2)),
+        ((4,), (4, 5)),
+        ((2, 3, 4), (4,)),
+        ((4,), (4,)),
+    ],
 )
 def test_matmul_equals_numpy(a_shape: tuple, b_shape: tuple) -> None:
     a, b = rand(*a_shape, seed=13), rand(*b_shape, seed=14)
@@ -261,6 +269,8 @@ def test_matmul_equals_numpy(a_shape: tuple, b_shape: tuple) -> None:
     want = a.astype(np.float64) @ b.astype(np.float64)
     k = a_shape[-1]
     bound = fold_bound(k + 1, np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
+    if not want.shape:  # a rank-0 result: the test's `got` is a 0-d array
+        want, bound = np.asarray(want), np.asarray(bound)
     assert got.shape == want.shape
     within(got, want, bound)
 

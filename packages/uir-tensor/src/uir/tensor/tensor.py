@@ -544,11 +544,18 @@ class Tensor:
     # --- composites
 
     def matmul(self, other: Tensor) -> Tensor:
-        """numpy's matmul for rank >= 2 (batch axes broadcast): a product of movement ops,
-        MUL and REDUCE ADD over the shared axis (spec/uir-week5.md section 9)."""
+        """numpy's matmul (batch axes broadcast; a rank-1 operand is a row or column whose axis
+        the result drops): a product of movement ops, MUL and REDUCE ADD over the shared axis
+        (spec/uir-week5.md section 9)."""
         a, b = self, other
-        if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-2]:
+        if a.ndim == 0 or b.ndim == 0 or a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
             raise TensorError(f"matmul: shapes {a.shape} and {b.shape}")
+        if a.ndim == 1 or b.ndim == 1:
+            x = a.reshape(1, *a.shape) if a.ndim == 1 else a
+            y = b.reshape(*b.shape, 1) if b.ndim == 1 else b
+            out = x.matmul(y)
+            keep = out.shape[:-2] + out.shape[-2:-1] * (a.ndim > 1) + out.shape[-1:] * (b.ndim > 1)
+            return out.reshape(keep)
         try:
             batch = broadcast_shape("matmul", a.shape[:-2], b.shape[:-2])
         except TensorError:
