@@ -236,7 +236,7 @@ def test_attention_block_is_causal() -> None:
 
 
 def test_closing_the_sessions_keeps_every_value() -> None:
-    from uir.tensor.realize import close_sessions
+    from uir.tensor import close_sessions
 
     x, y, w0, _ = _data(2)
     w = Tensor.parameter(w0)

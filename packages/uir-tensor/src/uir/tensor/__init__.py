@@ -10,13 +10,14 @@ spec/uir-week10.md is the normative text.
 
 from . import nn, optim
 from .nn import scaled_dot_product_attention
-from .realize import device, realize, to_uir
+from .realize import close_sessions, device, realize, to_uir
 from .tensor import Tensor, TensorError, causal_mask
 
 __all__ = [
     "Tensor",
     "TensorError",
     "causal_mask",
+    "close_sessions",
     "device",
     "nn",
     "optim",
