@@ -11,9 +11,21 @@ Five programs, each built as UOps from uir.testing (the very programs the tests 
   numpy has no conv: `sliding_window_view` + `tensordot` (im2col, then BLAS sgemm).
 
 Times are the best of REPEATS calls, in milliseconds: C's entry point called in this process
-through ctypes on numpy arrays (shaped_bench's helpers), numpy's expression as written above;
-`build` is rendering plus the C compiler (or a cache hit). C runs on one core; numpy's BLAS may
-use every core of the machine. Nothing here asserts a time.
+through ctypes on numpy arrays (shaped_bench's helpers), its PARALLEL loops on `--threads`
+threads (default: every core this process may use), numpy's expression as written above;
+`build` is rendering plus the C compiler (or a cache hit). numpy's BLAS may use every core too.
+Nothing here asserts a time.
+
+`whole s` is what a user waits for: `uir run --backend c FILE` of the same program (its buffers
+zeros, as the program text gives them) as a child process, its output written to a file, best of
+WHOLE_REPEATS after one warm-up run that fills the compile cache: parsing, rangeify, loading,
+the fork, the shared copies, the kernel and printing every element. For a*b+c the printing of the
+real (random) result is timed alone too: the C formatter (uir.backend.c.printing) beside the
+per-element Python path (uir.core.output.format_value) it replaces, both writing the same text.
+
+`--json FILE` writes {"results": [{"name", "uir_s", "numpy_s", "build_s", "whole_s", "ok",
+"check"}, ...]} (seconds), one entry a workload, named `a*b+c`, `sum`, `softmax`, `matmul 1024`,
+`conv2d`.
 
 Correctness first: every C result is checked, and a wrong one prints FAIL and makes the exit
 status 1. The reference is numpy, in float64 where the orders differ:
@@ -34,7 +46,9 @@ status 1. The reference is numpy, in float64 where the orders differ:
 The float64 references err by about 2^-53 relative to the magnitudes involved: far below every
 tolerance here.
 
-Run: uv run python benchmarks/cpu_bench.py [--quick]   (--quick: small sizes, a check that runs)
+Run: nice -n 10 uv run python benchmarks/cpu_bench.py [--quick] [--threads N] [--json FILE]
+(--quick: small sizes, a check that runs; --old-printing: also time the Python formatter on the
+a*b+c result, about 1.3 us an element)
 """
 
 from __future__ import annotations
@@ -42,24 +56,34 @@ from __future__ import annotations
 import argparse
 import ctypes
 import functools
+import json
+import math
 import platform
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from shaped_bench import best, entry_point  # beside this script; run from the repo root
 
 from uir.backend.c.plugin import CBackend
+from uir.backend.c.printing import format_values
+from uir.backend.c.runtime import default_threads
 from uir.core.dtypes import f32
+from uir.core.output import format_value
 from uir.core.parse import parse
+from uir.core.printer import print_program
 from uir.core.uop import UOp
 from uir.testing.movement import conv2d, load, matmul, program, softmax
 from uir.testing.shaped import A_TIMES_B_PLUS_C, SUM
 from uir.testing.tolerance import U, fold_bound, softmax_bound
 
 REPEATS = 3
+WHOLE_REPEATS = 2
 
 Check = Callable[[np.ndarray], tuple[bool, str]]
 """A check of C's result (shaped as numpy's): whether it is right, and what was compared."""
@@ -67,6 +91,7 @@ Check = Callable[[np.ndarray], tuple[bool, str]]
 
 @dataclass
 class Case:
+    key: str  # the workload's name in --json
     name: str
     sink: UOp
     inputs: list[np.ndarray]  # in slot order, flat f32
@@ -108,6 +133,7 @@ def both(first: Check, second: Check) -> Check:
 def elementwise(n: int, rng: np.random.Generator) -> Case:
     a, b, c = (rng.standard_normal(n, dtype=np.float32) for _ in range(3))
     return Case(
+        "a*b+c",
         f"a*b+c ({n} f32)",
         parse(A_TIMES_B_PLUS_C.format(n=n)).sink,
         [a, b, c],
@@ -123,6 +149,7 @@ def total(n: int, rng: np.random.Generator) -> Case:
     bound = U * np.sum(np.abs(partial[1:]), dtype=np.float64)
     reference = np.sum(a, dtype=np.float64)
     return Case(
+        "sum",
         f"sum ({n} f32)",
         parse(SUM.format(n=n)).sink,
         [a],
@@ -146,6 +173,7 @@ def row_softmax(rows: int, cols: int, rng: np.random.Generator) -> Case:
     reference = shifted / shifted.sum(axis=1, keepdims=True)
     relative = softmax_bound(x)
     return Case(
+        "softmax",
         f"softmax of rows ({rows}x{cols} f32)",
         program(softmax(load(0, f32, (rows, cols)))),
         [x.reshape(-1)],
@@ -164,6 +192,7 @@ def matrix_product(m: int, k: int, n: int, rng: np.random.Generator) -> Case:
     b = rng.standard_normal((k, n), dtype=np.float32)
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     return Case(
+        f"matmul {m}",
         f"matmul ({m}x{k} @ {k}x{n} f32)",
         program(matmul(load(0, f32, (m, k)), load(1, f32, (k, n)))),
         [a.reshape(-1), b.reshape(-1)],
@@ -187,6 +216,7 @@ def convolution(batch: int, c: int, f: int, size: int, rng: np.random.Generator)
     x64, w64 = x.astype(np.float64), w.astype(np.float64)
     terms = c * 9
     return Case(
+        "conv2d",
         f"conv2d (batch {batch}, {c}->{f} ch, {size}x{size}, 3x3, pad 1, f32)",
         program(conv2d(load(0, f32, x.shape), load(1, f32, w.shape), padding=1)),
         [x.reshape(-1), w.reshape(-1)],
@@ -218,10 +248,12 @@ def cases(quick: bool) -> list[Callable[[], Case]]:
     ]
 
 
-def measure(case: Case) -> tuple[float, float, float, bool, str]:
+def measure(
+    case: Case, threads: int = 1, flags: tuple[str, ...] | None = None
+) -> tuple[float, float, float, bool, str]:
     """(build s, C ms, numpy ms, right, what was checked)."""
     start = time.perf_counter()
-    entry = entry_point(case.sink)
+    entry = entry_point(case.sink, threads, flags)
     build = time.perf_counter() - start
     pointers = [ctypes.c_void_p(a.ctypes.data) for a in (*case.inputs, case.out)]
     c_ms = best(lambda: entry(*pointers), REPEATS)
@@ -230,30 +262,100 @@ def measure(case: Case) -> tuple[float, float, float, bool, str]:
     return build, c_ms, np_ms, right, checked
 
 
+def whole_run(case: Case, threads: int, repeats: int = WHOLE_REPEATS) -> float:
+    """Seconds of `uir run --backend c` of the case's program, its output written to a file:
+    the best of `repeats` after a warm-up that compiles (and caches) the program."""
+    with tempfile.TemporaryDirectory() as work:
+        source = Path(work) / "program.uir"
+        source.write_text(print_program(case.sink))
+        argv = [sys.executable, "-m", "uir.cli.main", "run", str(source), "--backend", "c"]
+        argv += ["--threads", str(threads)]
+        times = []
+        for _ in range(repeats + 1):
+            with open(Path(work) / "out.txt", "w") as out:
+                start = time.perf_counter()
+                subprocess.run(argv, stdout=out, check=True)
+                times.append(time.perf_counter() - start)
+    return min(times[1:])
+
+
+def printing(case: Case, threads: int, old: bool) -> str:
+    """The a*b+c result's text, formatted by the C formatter and (with `old`) by the Python
+    path it replaces; both must be the same text."""
+    start = time.perf_counter()
+    (fast,) = format_values([case.out], [f32], threads)
+    fast_s = time.perf_counter() - start
+    line = f"printing its {case.out.size} elements: C formatter {fast_s:.2f} s"
+    if old:
+        start = time.perf_counter()
+        slow = format_value(case.out, f32)
+        slow_s = time.perf_counter() - start
+        same = "the same text" if slow == fast else "DIFFERENT TEXT"
+        line += f", Python's format_value {slow_s:.2f} s ({same})"
+    return line
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a quick check")
-    quick = parser.parse_args().quick
+    parser.add_argument("--threads", type=int, default=default_threads(), help="C's threads")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON here")
+    parser.add_argument(
+        "--old-printing", action="store_true", help="time the Python formatter on a*b+c too"
+    )
+    parser.add_argument(
+        "--flags",
+        help="compile the kernels with these flags instead of the backend's (a comparison: "
+        "'-std=c99 -O2 -ffp-contract=off -fexcess-precision=standard -fno-fast-math -fPIC "
+        "-shared -pthread' were the flags before issue 25)",
+    )
+    parser.add_argument("--no-whole", action="store_true", help="skip the whole `uir run`s")
+    args = parser.parse_args()
+    flags = tuple(args.flags.split()) if args.flags else None
     if not CBackend().available()[0]:
         print("no C compiler: nothing to measure")
         return 1
     print(f"{platform.processor() or platform.machine()}, {_cpu_name()}, numpy {np.__version__}")
-    print(f"best of {REPEATS}; C on one core, numpy's BLAS may use all of them")
-    print(f"{'program':58} {'build s':>8} {'C ms':>9} {'numpy ms':>9} {'C/numpy':>8}  check")
+    print(f"best of {REPEATS} (whole runs: of {WHOLE_REPEATS}); C on {args.threads} threads")
+    print(
+        f"{'program':58} {'build s':>8} {'C ms':>9} {'numpy ms':>9} {'C/numpy':>8} "
+        f"{'whole s':>8}  check"
+    )
     failed = 0
-    notes = []
-    for make in cases(quick):
+    notes, results = [], []
+    printed = ""
+    for make in cases(args.quick):
         case = make()
-        build, c_ms, np_ms, right, checked = measure(case)
+        build, c_ms, np_ms, right, checked = measure(case, args.threads, flags)
+        repeats = 1 if args.quick else WHOLE_REPEATS
+        whole = math.nan if args.no_whole else whole_run(case, args.threads, repeats)
         verdict = "ok" if right else "FAIL"
         failed += not right
         print(
-            f"{case.name:58} {build:8.2f} {c_ms:9.2f} {np_ms:9.2f} {c_ms / np_ms:8.2f}  {verdict}",
+            f"{case.name:58} {build:8.2f} {c_ms:9.2f} {np_ms:9.2f} {c_ms / np_ms:8.2f} "
+            f"{whole:8.2f}  {verdict}",
             flush=True,
         )
         notes.append(f"  {verdict} {case.name}: {checked}")
+        if case.key == "a*b+c":
+            printed = f"a*b+c, {printing(case, args.threads, args.old_printing)}"
+        results.append(
+            {
+                "name": case.key,
+                "uir_s": c_ms / 1000,
+                "numpy_s": np_ms / 1000,
+                "build_s": build,
+                "whole_s": whole,
+                "threads": args.threads,
+                "ok": right,
+                "check": checked,
+            }
+        )
     print("checks:")
     print("\n".join(notes))
+    print(printed)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"results": results}, indent=2) + "\n")
     return 1 if failed else 0
 
 

@@ -18,17 +18,19 @@ def loss_fn(p: dict[str, torch.Tensor], c: Config, ids: torch.Tensor, targets: t
     batch, t = ids.shape
     d, h = c.d_model, c.heads
     mask = torch.tril(torch.ones(t, t, dtype=torch.bool))
-    x = p["tok"][ids] + p["pos"][:t]
+    x = p["tok.w"][ids] + p["pos"][:t]
     for i in range(c.layers):
         a = torch.nn.functional.layer_norm(x, (d,), p[f"h{i}.ln1.w"], p[f"h{i}.ln1.b"], EPS)
-        q, k, v = (a @ p[f"h{i}.qkv.w"] + p[f"h{i}.qkv.b"]).split(d, -1)
+        q, k, v = (a @ p[f"h{i}.attn.qkv.w"] + p[f"h{i}.attn.qkv.b"]).split(d, -1)
         q, k, v = (u.view(batch, t, h, d // h).transpose(1, 2) for u in (q, k, v))
         scores = (q @ k.transpose(-1, -2) / math.sqrt(d // h)).masked_fill(~mask, -math.inf)
         y = (scores.softmax(-1) @ v).transpose(1, 2).reshape(batch, t, d)
-        x = x + y @ p[f"h{i}.proj.w"] + p[f"h{i}.proj.b"]
+        x = x + y @ p[f"h{i}.attn.proj.w"] + p[f"h{i}.attn.proj.b"]
         m = torch.nn.functional.layer_norm(x, (d,), p[f"h{i}.ln2.w"], p[f"h{i}.ln2.b"], EPS)
-        g = torch.nn.functional.gelu(m @ p[f"h{i}.fc.w"] + p[f"h{i}.fc.b"], approximate="tanh")
-        x = x + g @ p[f"h{i}.out.w"] + p[f"h{i}.out.b"]
+        g = torch.nn.functional.gelu(
+            m @ p[f"h{i}.mlp.fc.w"] + p[f"h{i}.mlp.fc.b"], approximate="tanh"
+        )
+        x = x + g @ p[f"h{i}.mlp.out.w"] + p[f"h{i}.mlp.out.b"]
     z = torch.nn.functional.layer_norm(x, (d,), p["lnf.w"], p["lnf.b"], EPS)
     logits = z @ p["head.w"] + p["head.b"]
     return torch.nn.functional.cross_entropy(logits.view(-1, c.vocab), targets.view(-1))

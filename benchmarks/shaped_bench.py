@@ -45,9 +45,15 @@ def best(call: Callable[[], object], repeats: int = REPEATS) -> float:
     return min(times) * 1000
 
 
-def entry_point(sink: UOp) -> Callable[..., None]:
-    """The program's C entry point, loaded in this process."""
-    library = ctypes.CDLL(str(compile_shared([CBackend().render(scheduled(sink))])))
+def entry_point(
+    sink: UOp, threads: int = 1, flags: tuple[str, ...] | None = None
+) -> Callable[..., None]:
+    """The program's C entry point, loaded in this process, its PARALLEL loops on `threads`
+    threads (render.py's `uir_program_threads`), compiled with `flags` (None: the backend's)."""
+    source = CBackend().render(scheduled(sink))
+    library = ctypes.CDLL(str(compile_shared([source], flags)))
+    library.uir_program_threads.argtypes = [ctypes.c_int32, ctypes.c_int64]
+    library.uir_program_threads(threads, -1)
     entry = library.uir_program
     entry.argtypes = [ctypes.c_void_p] * len(layout(sink).arg_types)
     entry.restype = None

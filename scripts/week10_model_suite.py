@@ -68,12 +68,12 @@ def main(out: Path) -> None:
     model, params = _gpt(config)
     x = rng.normal(0, 1, (2, 3, 8)).astype(np.float32)
     xt = Tensor.parameter(x)
-    block = model.hs[0]
+    block = model.h[0]
     y = xt + block.mlp(block.ln2(xt))
     p = {k: v.astype(np.float64) for k, v in params.items()}
     m, _ = G._layer_norm(x.astype(np.float64), p["h0.ln2.w"], p["h0.ln2.b"])
-    g, _ = G._gelu(m @ p["h0.fc.w"] + p["h0.fc.b"])
-    want = x + g @ p["h0.out.w"] + p["h0.out.b"]
+    g, _ = G._gelu(m @ p["h0.mlp.fc.w"] + p["h0.mlp.fc.b"])
+    want = x + g @ p["h0.mlp.out.w"] + p["h0.mlp.out.b"]
     about = [
         "x + out(gelu(fc(layer_norm(x)))) of a [2, 3, 8] input: the MLP half of a GPT",
         "block, exported by uir.tensor; expected by float64 numpy (gpt_numpy).",

@@ -4,6 +4,7 @@ interpreter's `evaluate` and each backend's own forked runner on the same conten
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -277,3 +278,18 @@ def test_an_interpreter_run_over_its_budget_changes_no_buffer() -> None:
         session.memory[0].write([4])
         with iteration_budget(100):
             assert session.run()[0].tolist() == [9 + 3]
+
+
+@pytest.mark.skipif(not _usable("c")[0], reason=_usable("c")[1])
+def test_the_spec_example_runs_as_its_comments_say() -> None:
+    spec = (Path(__file__).resolve().parents[3] / "spec" / "runtime.md").read_text()
+    section = spec.split("## 7. Example", 1)[1]
+    code = "\n".join(
+        line[4:] for line in section.split("\n## ", 1)[0].splitlines() if line.startswith("    ")
+    )
+    namespace: dict[str, object] = {}
+    exec(compile(code, "spec/runtime.md", "exec"), namespace)
+    out, adding, counting = namespace["out"], namespace["adding"], namespace["counting"]
+    assert out.tolist() == [1000]  # type: ignore[attr-defined]
+    assert adding.closed and counting.closed  # type: ignore[attr-defined]
+    assert counting.memory[0].closed  # type: ignore[attr-defined]

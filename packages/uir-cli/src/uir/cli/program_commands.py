@@ -14,7 +14,17 @@ from uir.core import UOp, print_program
 from uir.core.errors import BackendError
 from uir.core.kernels import Schedule
 from uir.core.output import format_value
-from uir.core.plugins import Backend, Pass, Registry, form_of, load_registry, prepare, run_passes
+from uir.core.plugins import (
+    Backend,
+    FormatsOutputs,
+    Pass,
+    Registry,
+    Threaded,
+    form_of,
+    load_registry,
+    prepare,
+    run_passes,
+)
 from uir.core.printer import print_schedule
 from uir.core.stats import describe_schedule, memory_needed
 
@@ -70,11 +80,17 @@ def _out_of_memory(sink: UOp) -> BackendError:
     )
 
 
-def _outputs(backend: Backend, ready: UOp | Schedule, sink: UOp) -> Sequence[object]:
-    """The backend's outputs of one run; an allocation the machine cannot make (numpy's
-    MemoryError, or ENOMEM from mmap or fork) is reported as such, never as an internal error."""
+def _outputs(
+    backend: Backend, ready: UOp | Schedule, sink: UOp, threads: int | None = None
+) -> Sequence[object]:
+    """The backend's outputs of one run (on `threads` threads where the backend has them); an
+    allocation the machine cannot make (numpy's MemoryError, or ENOMEM from mmap or fork) is
+    reported as such, never as an internal error."""
     try:
-        return backend.compile(ready).run()
+        compiled = backend.compile(ready)
+        if threads is not None and isinstance(compiled, Threaded):
+            compiled.threads = threads
+        return compiled.run()
     except MemoryError:
         raise _out_of_memory(sink) from None
     except OSError as exc:
@@ -119,9 +135,14 @@ def run_command(args: argparse.Namespace) -> int:
 
     registry, backend, sink, ready = _compile_ready(args, runs=True)
     with _time_limit(args.timeout), iteration_budget(args.max_iterations):
-        outputs = _outputs(backend, ready, sink)
+        outputs = _outputs(backend, ready, sink, args.threads)
     # Everything is computed before anything is printed: an error leaves stdout empty.
-    text = "".join(format_value(v, s.dtype) + "\n" for v, s in zip(outputs, sink.src, strict=True))
+    dtypes = [s.dtype for s in sink.src]
+    if isinstance(backend, FormatsOutputs):
+        lines = backend.format_outputs(outputs, dtypes, args.threads)
+    else:
+        lines = [format_value(v, d) for v, d in zip(outputs, dtypes, strict=True)]
+    text = "".join(line + "\n" for line in lines)
     write_output(text)
     if args.stats and sys.stderr is not None:
         # On stderr, so that the outputs graded against `# expect:` lines stay as they are.
@@ -181,6 +202,13 @@ def _count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _threads(text: str) -> int:
+    value = _count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
     return value
 
 
@@ -283,6 +311,14 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
                 help="the interpreter's budget of loop iterations, inner loops' included; a run "
                 "that needs more stops with exit 4, at once where every loop end is a constant "
                 "(default: %(default)s; 0 for none)",
+            )
+            command.add_argument(
+                "--threads",
+                type=_threads,
+                metavar="N",
+                help="threads that the C backend's PARALLEL loops (and its printing of the "
+                "outputs) use; the outputs are the same for every N (default: the cores this "
+                "process may run on)",
             )
             command.add_argument(
                 "--stats",

@@ -141,6 +141,26 @@ class OpensSessions(Protocol):
         ...
 
 
+@runtime_checkable
+class Threaded(Protocol):
+    """A compiled program whose runs use `threads` threads (the C backend's PARALLEL loops):
+    `uir run --threads N` sets it. A non-FAST program's outputs never depend on it."""
+
+    threads: int
+
+
+@runtime_checkable
+class FormatsOutputs(Protocol):
+    """A backend that writes the text of its outputs itself, faster than uir.core.output does
+    one element at a time (the C backend, in C): exactly `format_value`'s text of each."""
+
+    def format_outputs(
+        self, values: Sequence[np.ndarray], dtypes: Sequence[DType], threads: int | None
+    ) -> list[str]:
+        """format_value(v, d) of each value and its dtype; `threads` None: all cores."""
+        ...
+
+
 class HookSpecs:
     @hookspec
     def uir_passes(self) -> Iterable[Pass]:

@@ -1,5 +1,6 @@
 """Layers: modules holding parameters, called on tensors. The GPT is uir.testing.gpt_numpy's
-architecture, parameter for parameter (the names `named_parameters` gives are its keys)."""
+architecture, parameter for parameter: the names `named_parameters` gives (attribute paths,
+`h0.attn.qkv.w`) are its keys."""
 
 from __future__ import annotations
 
@@ -159,11 +160,6 @@ class Block(Module):
         x = x + self.attn(self.ln1(x))
         return x + self.mlp(self.ln2(x))
 
-    def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
-        # gpt_numpy's flat names: h0.qkv.w rather than h0.attn.qkv.w
-        for name, p in super().named_parameters(prefix):
-            yield name.replace("attn.", "").replace("mlp.", ""), p
-
 
 class GPT(Module):
     """A character-level GPT: token and position embeddings, pre-norm blocks, a final layer
@@ -182,19 +178,15 @@ class GPT(Module):
         self.vocab, self.context = vocab, context
         self.tok = Embedding(vocab, d_model, rng)
         self.pos = _normal(rng, context, d_model)
-        self.hs = [Block(d_model, heads, rng) for _ in range(layers)]
+        self.h = [Block(d_model, heads, rng) for _ in range(layers)]
         self.lnf = LayerNorm(d_model)
         self.head = Linear(d_model, vocab, rng)
-
-    def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
-        for name, p in super().named_parameters(prefix):
-            yield name.replace("tok.w", "tok"), p
 
     def __call__(self, ids: Tensor) -> Tensor:
         t = ids.shape[-1]
         if t > self.context:
             raise TensorError(f"GPT: {t} tokens exceed the context of {self.context}")
         x = self.tok(ids) + self.pos[:t]
-        for block in self.hs:
+        for block in self.h:
             x = block(x)
         return self.head(self.lnf(x))

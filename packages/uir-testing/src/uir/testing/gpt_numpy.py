@@ -36,21 +36,21 @@ class Config:
 def parameter_shapes(c: Config) -> dict[str, tuple[int, ...]]:
     """Each parameter's name and shape, in the order of `uir.tensor.nn.GPT.parameters()`."""
     d = c.d_model
-    shapes: dict[str, tuple[int, ...]] = {"tok": (c.vocab, d), "pos": (c.context, d)}
+    shapes: dict[str, tuple[int, ...]] = {"tok.w": (c.vocab, d), "pos": (c.context, d)}
     for i in range(c.layers):
         shapes |= {
             f"h{i}.ln1.w": (d,),
             f"h{i}.ln1.b": (d,),
-            f"h{i}.qkv.w": (d, 3 * d),
-            f"h{i}.qkv.b": (3 * d,),
-            f"h{i}.proj.w": (d, d),
-            f"h{i}.proj.b": (d,),
+            f"h{i}.attn.qkv.w": (d, 3 * d),
+            f"h{i}.attn.qkv.b": (3 * d,),
+            f"h{i}.attn.proj.w": (d, d),
+            f"h{i}.attn.proj.b": (d,),
             f"h{i}.ln2.w": (d,),
             f"h{i}.ln2.b": (d,),
-            f"h{i}.fc.w": (d, 4 * d),
-            f"h{i}.fc.b": (4 * d,),
-            f"h{i}.out.w": (4 * d, d),
-            f"h{i}.out.b": (d,),
+            f"h{i}.mlp.fc.w": (d, 4 * d),
+            f"h{i}.mlp.fc.b": (4 * d,),
+            f"h{i}.mlp.out.w": (4 * d, d),
+            f"h{i}.mlp.out.b": (d,),
         }
     return shapes | {"lnf.w": (d,), "lnf.b": (d,), "head.w": (d, c.vocab), "head.b": (c.vocab,)}
 
@@ -109,12 +109,12 @@ def loss_and_gradients(
     hd = d // h
     p = params
     grads = {k: np.zeros_like(v) for k, v in p.items()}
-    x = p["tok"][ids] + p["pos"][:t]
+    x = p["tok.w"][ids] + p["pos"][:t]
     mask = np.tril(np.ones((t, t), dtype=bool))
     caches = []
     for i in range(c.layers):
         a, ln1 = _layer_norm(x, p[f"h{i}.ln1.w"], p[f"h{i}.ln1.b"])
-        qkv = a @ p[f"h{i}.qkv.w"] + p[f"h{i}.qkv.b"]
+        qkv = a @ p[f"h{i}.attn.qkv.w"] + p[f"h{i}.attn.qkv.b"]
         q, k, v = (
             qkv[..., j * d : (j + 1) * d].reshape(batch, t, h, hd).transpose(0, 2, 1, 3)
             for j in range(3)
@@ -125,11 +125,11 @@ def loss_and_gradients(
         att = np.exp(scores)
         att /= att.sum(-1, keepdims=True)
         y = (att @ v).transpose(0, 2, 1, 3).reshape(batch, t, d)
-        x1 = x + y @ p[f"h{i}.proj.w"] + p[f"h{i}.proj.b"]
+        x1 = x + y @ p[f"h{i}.attn.proj.w"] + p[f"h{i}.attn.proj.b"]
         m, ln2 = _layer_norm(x1, p[f"h{i}.ln2.w"], p[f"h{i}.ln2.b"])
-        f = m @ p[f"h{i}.fc.w"] + p[f"h{i}.fc.b"]
+        f = m @ p[f"h{i}.mlp.fc.w"] + p[f"h{i}.mlp.fc.b"]
         g, dgelu = _gelu(f)
-        x2 = x1 + g @ p[f"h{i}.out.w"] + p[f"h{i}.out.b"]
+        x2 = x1 + g @ p[f"h{i}.mlp.out.w"] + p[f"h{i}.mlp.out.b"]
         caches.append((a, ln1, q, k, v, att, y, m, ln2, g, dgelu))
         x = x2
     z, lnf = _layer_norm(x, p["lnf.w"], p["lnf.b"])
@@ -153,18 +153,18 @@ def loss_and_gradients(
     for i in reversed(range(c.layers)):
         a, ln1, q, k, v, att, y, m, ln2, g, dgelu = caches[i]
         # x2 = x1 + g @ out.w + out.b
-        grads[f"h{i}.out.w"] = g.reshape(n, -1).T @ dx.reshape(n, d)
-        grads[f"h{i}.out.b"] = dx.sum((0, 1))
-        df = (dx @ p[f"h{i}.out.w"].T) * dgelu
-        grads[f"h{i}.fc.w"] = m.reshape(n, d).T @ df.reshape(n, -1)
-        grads[f"h{i}.fc.b"] = df.sum((0, 1))
-        dm = df @ p[f"h{i}.fc.w"].T
+        grads[f"h{i}.mlp.out.w"] = g.reshape(n, -1).T @ dx.reshape(n, d)
+        grads[f"h{i}.mlp.out.b"] = dx.sum((0, 1))
+        df = (dx @ p[f"h{i}.mlp.out.w"].T) * dgelu
+        grads[f"h{i}.mlp.fc.w"] = m.reshape(n, d).T @ df.reshape(n, -1)
+        grads[f"h{i}.mlp.fc.b"] = df.sum((0, 1))
+        dm = df @ p[f"h{i}.mlp.fc.w"].T
         dx1_ln, grads[f"h{i}.ln2.w"], grads[f"h{i}.ln2.b"] = _layer_norm_back(dm, ln2)
         dx1 = dx + dx1_ln
         # x1 = x + y @ proj.w + proj.b
-        grads[f"h{i}.proj.w"] = y.reshape(n, d).T @ dx1.reshape(n, d)
-        grads[f"h{i}.proj.b"] = dx1.sum((0, 1))
-        dy = (dx1 @ p[f"h{i}.proj.w"].T).reshape(batch, t, h, hd).transpose(0, 2, 1, 3)
+        grads[f"h{i}.attn.proj.w"] = y.reshape(n, d).T @ dx1.reshape(n, d)
+        grads[f"h{i}.attn.proj.b"] = dx1.sum((0, 1))
+        dy = (dx1 @ p[f"h{i}.attn.proj.w"].T).reshape(batch, t, h, hd).transpose(0, 2, 1, 3)
         datt = dy @ v.transpose(0, 1, 3, 2)
         dv = att.transpose(0, 1, 3, 2) @ dy
         dscores = att * (datt - (datt * att).sum(-1, keepdims=True)) / np.sqrt(hd)
@@ -173,12 +173,12 @@ def loss_and_gradients(
         dqkv = np.concatenate(
             [u.transpose(0, 2, 1, 3).reshape(batch, t, d) for u in (dq, dk, dv)], -1
         )
-        grads[f"h{i}.qkv.w"] = a.reshape(n, d).T @ dqkv.reshape(n, -1)
-        grads[f"h{i}.qkv.b"] = dqkv.sum((0, 1))
-        da = dqkv @ p[f"h{i}.qkv.w"].T
+        grads[f"h{i}.attn.qkv.w"] = a.reshape(n, d).T @ dqkv.reshape(n, -1)
+        grads[f"h{i}.attn.qkv.b"] = dqkv.sum((0, 1))
+        da = dqkv @ p[f"h{i}.attn.qkv.w"].T
         dx0, grads[f"h{i}.ln1.w"], grads[f"h{i}.ln1.b"] = _layer_norm_back(da, ln1)
         dx = dx1 + dx0
-    np.add.at(grads["tok"], ids, dx)
+    np.add.at(grads["tok.w"], ids, dx)
     grads["pos"][:t] = dx.sum(0)
     return float(loss), {k: v.astype(p[k].dtype) for k, v in grads.items()}
 

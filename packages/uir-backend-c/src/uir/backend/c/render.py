@@ -34,7 +34,7 @@ from uir.core.errors import BackendError
 from uir.core.kernels import Kernel, Schedule
 from uir.core.memory import buffer_of
 from uir.core.ops import ALU, Op
-from uir.core.schedule import Block
+from uir.core.schedule import Block, flatten
 from uir.core.uop import UOp
 
 from .abi import (
@@ -543,7 +543,101 @@ def _header(abi: Layout, entry: str) -> str:
     return "\n".join(lines)
 
 
-INCLUDES = "\n".join(f"#include <{h}.h>" for h in ("math", "stdbool", "stdint", "stdlib", "string"))
+INCLUDES = "\n".join(
+    f"#include <{h}.h>" for h in ("math", "pthread", "stdbool", "stdint", "stdlib", "string")
+)
+
+# Below this much work (iterations times statements, from the static bounds) a parallel loop
+# stays on the calling thread: starting and joining a thread costs about 20 us.
+MIN_PARALLEL_WORK = 1 << 16
+
+# A parallel kernel's loop runs its iterations in `parts` contiguous shares, one a thread. The
+# threads are POSIX threads started for the loop and joined after it, not OpenMP's: libgomp keeps
+# a pool of threads after a parallel region, and a child forked later (runtime.py runs every
+# program in one) hangs in its first region. Here nothing outlives a call.
+THREAD_POOL = f"""typedef void (*uir_task)(void *, int32_t, int32_t);
+enum {{ UIR_MAX_THREADS = 256 }};
+static int32_t uir_threads = 1;
+static int64_t uir_min_work = {MIN_PARALLEL_WORK};
+
+struct uir_part {{
+    uir_task task;
+    void *args;
+    int32_t part, parts;
+}};
+
+static void *uir_part_main(void *arg) {{
+    struct uir_part *p = (struct uir_part *)arg;
+    p->task(p->args, p->part, p->parts);
+    return NULL;
+}}
+
+/* Run task(args, part, parts) for part = 0 .. parts-1, each on its own thread; a thread that
+ * cannot start leaves its share to this one. */
+static void uir_parallel(uir_task task, void *args, int64_t work, int64_t iterations) {{
+    int32_t parts = uir_threads < UIR_MAX_THREADS ? uir_threads : UIR_MAX_THREADS;
+    if (iterations < parts) parts = iterations < 1 ? 1 : (int32_t)iterations;
+    if (parts <= 1 || work < uir_min_work) {{
+        task(args, 0, 1);
+        return;
+    }}
+    pthread_t ids[UIR_MAX_THREADS];
+    struct uir_part info[UIR_MAX_THREADS];
+    int32_t started = 1;
+    for (int32_t i = 1; i < parts; i++) {{
+        info[i].task = task;
+        info[i].args = args;
+        info[i].part = i;
+        info[i].parts = parts;
+        if (pthread_create(&ids[i], NULL, uir_part_main, &info[i]) != 0) break;
+        started++;
+    }}
+    task(args, 0, parts);
+    for (int32_t i = started; i < parts; i++) task(args, i, parts);
+    for (int32_t i = 1; i < started; i++) pthread_join(ids[i], NULL);
+}}"""
+
+
+def _threads_function(entry: str, threaded: bool) -> str:
+    """`ENTRY_threads(n, min_work)`: how many threads the PARALLEL loops of the entry point's
+    later calls use, and the least work (min_work < 0: MIN_PARALLEL_WORK) for which a loop uses
+    them. A parameter of the library, not an environment variable: a process may hold several.
+    A program without a threaded loop has it too, doing nothing."""
+    if not threaded:
+        body = "    (void)n;\n    (void)min_work;"
+        return f"void {entry}_threads(int32_t n, int64_t min_work) {{\n{body}\n}}"
+    return (
+        f"void {entry}_threads(int32_t n, int64_t min_work) {{\n"
+        "    uir_threads = n < 1 ? 1 : n;\n"
+        f"    uir_min_work = min_work < 0 ? {MIN_PARALLEL_WORK} : min_work;\n}}"
+    )
+
+
+def _work(block: Block) -> int:
+    """Statements a run of `block` executes at most, each loop at its end's upper bound."""
+    total = 0
+    for item in block.body:
+        if isinstance(item, Block):
+            assert item.range is not None
+            total += max(bounds(item.range.src[0])[1], 1) * _work(item)
+        else:
+            total += 1
+    return total
+
+
+def _threaded(kernel: Kernel, shared: dict[UOp, str]) -> bool:
+    """Whether a kernel's loop may run its iterations on several threads: it is a PARALLEL loop
+    and nothing else (each thread runs the kernel's function on its share), it hands no value
+    to a later kernel, and no LOCAL that several kernels share is carried across it (rule 3 of
+    spec/uir-week7.md makes such a LOCAL each iteration's own; in the function, where each
+    thread's call declares its LOCALs, it is, but a shared one is the driver's one copy)."""
+    loop = kernel.loop
+    if loop is None or loop.range is None or len(kernel.items) != 1 or kernel.values_out:
+        return False
+    for uop in flatten(loop):
+        if uop.op is Op.AFTER and loop.range in uop.src[1:] and buffer_of(uop) in shared:
+            return False
+    return True
 
 
 class _KernelEmitter(Emitter):
@@ -554,6 +648,24 @@ class _KernelEmitter(Emitter):
         super().__init__(schedule.sink, abi, helpers)
         self.shared = shared
         self.shared_used: set[str] = set()
+        self.parallel: Block | None = None  # the loop whose iterations the threads share
+
+    def loop(self, block: Block, used: set[UOp]) -> None:
+        at = len(self.body)
+        super().loop(block, used)
+        if block is not self.parallel:
+            return
+        # The same loop over this thread's share of the iterations only:
+        # [end * part / parts, end * (part + 1) / parts), an end <= 0 counting 0.
+        assert block.range is not None
+        i, end = self.names[block.range], self.names[block.range.src[0]]
+        assert self.body[at].startswith(f"for (int32_t {i} = 0;")
+        total = f"(int64_t)({end} > 0 ? {end} : 0)"
+        self.body[at : at + 1] = [
+            f"const int32_t {i}_lo = (int32_t)({total} * part / parts);",
+            f"const int32_t {i}_hi = (int32_t)({total} * (part + 1) / parts);",
+            f"for (int32_t {i} = {i}_lo; {i} < {i}_hi; {i}++) {{",
+        ]
 
     def pointer(self, root: UOp) -> str:
         if root in self.shared:
@@ -575,6 +687,7 @@ class _Driver:
         self.crossing = {v: f"x{i}" for i, v in enumerate(schedule.crossing)}
         self.functions: list[str] = []
         self.calls: list[str] = []
+        self.threaded = False  # whether some kernel runs on THREAD_POOL
         self.buffers_used: set[str] = set()
 
     def declare(self) -> None:
@@ -594,6 +707,9 @@ class _Driver:
     def kernel(self, kernel: Kernel) -> None:
         """Render one kernel's function and the driver's call of it."""
         emitter = _KernelEmitter(self.schedule, self.abi, self.emitter.helpers, self.shared)
+        threaded = _threaded(kernel, self.shared)
+        if threaded:
+            emitter.parallel = kernel.loop
         home = self.schedule.home
         for c in kernel.constants:
             if home.get(c) != kernel.index:
@@ -630,11 +746,40 @@ class _Driver:
         freed = [f"free({h});" for h in emitter.heap]
         lines = [*emitter.declarations, *emitter.body, *freed]
         text = "\n".join(f"    {line}" for line in lines)
+        if threaded:
+            signature += ["int32_t part", "int32_t parts"]
         self.functions.append(
             f"/* {kernel.summary} */\n"
             f"static void {name}({', '.join(signature) or 'void'}) {{\n{text}\n}}"
         )
-        self.calls.append(f"{name}({', '.join(arguments)});")
+        if threaded:
+            self.threaded = True
+            self.threaded_call(kernel, name, signature[:-2], arguments)
+        else:
+            self.calls.append(f"{name}({', '.join(arguments)});")
+
+    def threaded_call(
+        self, kernel: Kernel, name: str, signature: list[str], arguments: list[str]
+    ) -> None:
+        """A task that unpacks the kernel's arguments from a struct, and a driver call that
+        runs it on the threads (THREAD_POOL's uir_parallel)."""
+        loop = kernel.loop
+        assert loop is not None and loop.range is not None
+        members = "".join(f"    {decl};\n" for decl in signature) or "    char unused;\n"
+        unpacked = ", ".join([*(f"a->{n}" for n in arguments), "part", "parts"])
+        self.functions.append(
+            f"struct {name}_args {{\n{members}}};\n\n"
+            f"static void {name}_task(void *args, int32_t part, int32_t parts) {{\n"
+            f"    struct {name}_args *a = (struct {name}_args *)args;\n"
+            f"    {'(void)a;' if not arguments else ''}{name}({unpacked});\n}}"
+        )
+        iterations = max(bounds(loop.range.src[0])[1], 1)
+        work = iterations * max(_work(loop), 1)
+        values = ", ".join(arguments) or "0"
+        self.calls.append(
+            f"{{ struct {name}_args a = {{{values}}}; "
+            f"uir_parallel({name}_task, &a, {work}LL, {iterations}LL); }}"
+        )
 
     def render(self) -> str:
         self.declare()
@@ -669,8 +814,10 @@ def render_c(schedule: Schedule, entry: str = ENTRY) -> str:
     driver = _Driver(schedule, abi, entry)
     code = driver.render()
     helpers = driver.emitter.helpers.text()
-    parts = [_header(abi, entry), INCLUDES, helpers, code]
-    return "\n\n".join(p for p in parts if p)
+    pool = THREAD_POOL if driver.threaded else ""
+    parts = [_header(abi, entry), INCLUDES, pool, helpers, code.rstrip("\n")]
+    threads = _threads_function(entry, driver.threaded)
+    return "\n\n".join([*(p for p in parts if p), threads]) + "\n"
 
 
 def render_kernels(schedule: Schedule, entry: str = ENTRY) -> list[str]:

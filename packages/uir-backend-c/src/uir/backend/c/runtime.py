@@ -111,17 +111,40 @@ def run_isolated(call: Callable[[], object]) -> None:
         raise BackendError(f"the compiled program {_describe(status)}")
 
 
+def default_threads() -> int:
+    """The cores this process may run on: what `uir run --threads` defaults to."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 class CompiledProgram:
-    """A loaded shared library and the ABI of its entry point."""
+    """A loaded shared library and the ABI of its entry point. `threads` is how many threads its
+    PARALLEL loops use in each run, `min_parallel_work` the least work for which a loop uses
+    them (None: render.MIN_PARALLEL_WORK; 0 in tests, to thread small programs too); both reach
+    the library through render.py's `ENTRY_threads` (hand-written C has none)."""
 
     def __init__(self, library: Path, abi: Layout, sink: UOp, entry: str = ENTRY) -> None:
         self.abi = abi
         self.sink = sink
+        self.threads = default_threads()
+        self.min_parallel_work: int | None = None
         self._library = ctypes.CDLL(str(library))
-        # The entry point, called in a forked child by `run`, in this process by a session.
-        self.entry = getattr(self._library, entry)
-        self.entry.argtypes = [ctypes.c_void_p] * len(abi.arg_types)
-        self.entry.restype = None
+        # The entry point: `call` runs it, in a forked child for `run`, in this process for a
+        # session (session.py).
+        self._entry = getattr(self._library, entry)
+        self._entry.argtypes = [ctypes.c_void_p] * len(abi.arg_types)
+        self._entry.restype = None
+        self._set_threads = getattr(self._library, f"{entry}_threads", None)
+        if self._set_threads is not None:
+            self._set_threads.argtypes = [ctypes.c_int32, ctypes.c_int64]
+            self._set_threads.restype = None
+
+    def call(self, pointers: Sequence[int]) -> None:
+        """Call the entry point in this process, on `threads` threads (started and joined
+        within the call: nothing of them is left for a later fork)."""
+        if self._set_threads is not None:
+            work = -1 if self.min_parallel_work is None else self.min_parallel_work
+            self._set_threads(self.threads, work)
+        self._entry(*pointers)
 
     def run(self, inputs: Mapping[int, np.ndarray] | None = None) -> list[np.ndarray]:
         """Run once on fresh buffers; one array per SINK source, as the interpreter gives it."""
@@ -129,7 +152,7 @@ class CompiledProgram:
         fresh = [np.zeros(t.size, dtype=abi_numpy(t.dtype)) for t in self.abi.outputs]
         arrays = shared_copies([*(start[b.slot] for b in self.abi.buffers), *fresh])
         pointers = [a.ctypes.data for a in arrays]
-        run_isolated(lambda: self.entry(*pointers))
+        run_isolated(lambda: self.call(pointers))
         return read_back(self.sink, self.abi, arrays)
 
 

@@ -105,7 +105,7 @@ class CompiledSession:
     def run(self) -> list[np.ndarray]:
         # A shared buffer freed by its own session would leave a dangling address: refuse.
         require_open(self.memory, self.closed)
-        self.program.entry(*self._pointers)
+        self.program.call(self._pointers)
         return [read() for read in self._readers]
 
     def close(self) -> None:
