@@ -17,8 +17,14 @@ each level holds) and, with --c, its C.
 
 Measured on the course machine (2 cores shared with other work; min of a few runs each):
 
-    before (main at c355b7f):         step  N/A ms, N/A tok/s, N/A GFLOP/s
-    after  (branch stepperf):         step  N/A ms, N/A tok/s, N/A GFLOP/s
+    wall min of a step      ALU ops   before            after (BROADCAST_COST rule)
+    main c355b7f (1 thread)  9.76 G   1224 ms,  837 tok/s  519 ms, 1973 tok/s (2.2 G ops)
+    main + cpuperf (threads) 9.76 G    847 ms, 1209 tok/s  342-496 ms, 2065-2997 tok/s
+
+    (model matmuls 0.73 GFLOP a step: 0.6 -> 1.4 GFLOP/s single-threaded.) The machine is
+    shared, so figures move by 30% or more between runs; the op count does not. After the rule,
+    the top kernels are the plain matmuls (i, k, j loops, one LOAD + STORE of the accumulator
+    row per k): the next cost to attack.
 
 Nothing here asserts a time.
 """
@@ -166,13 +172,13 @@ def main(argv: list[str] | None = None) -> int:
     arrays += [aligned_zeros(t.size, abi_numpy(t.dtype)) for t in abi.outputs]
     pointers = [arr.ctypes.data for arr in arrays]
     profile = (ctypes.c_double * count).in_dll(program._library, "uir_profile")
-    program.entry(*pointers)  # warm: pages touched, caches filled
+    program.call(pointers)  # warm: pages touched, caches filled
     walls = []
     for k in range(count):
         profile[k] = 0.0
     for _ in range(a.runs):
         t0 = time.perf_counter()
-        program.entry(*pointers)
+        program.call(pointers)
         walls.append(time.perf_counter() - t0)
     per_kernel = [profile[k] / a.runs for k in range(count)]
     step = sum(per_kernel)
