@@ -88,6 +88,7 @@ LISTS = settings(
 )
 
 
+@pytest.mark.slow
 @BY_WEEK
 @settings(LISTS, max_examples=30)
 @given(data=st.data())
@@ -102,6 +103,7 @@ def test_week1_programs_agree_on_interp_opt_and_c(sinks):
     assert_interp_opt_and_c_agree(sinks)
 
 
+@pytest.mark.slow
 @BY_WEEK
 def test_random_programs_are_clean_under_sanitizers(strategy, tmp_path):
     # the same 200 programs every run, built and run once under the sanitizers

@@ -45,6 +45,7 @@ def load(name: str):
     return module
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(cxx() is None, reason="no C++ compiler")
 def test_the_dry_run_writes_every_step_passed(tmp_path: Path) -> None:
     out = tmp_path / "out"
