@@ -96,6 +96,7 @@ def test_memory_programs_in_every_dtype_agree_on_interp_opt_and_c(strategy, data
     assert_interp_opt_and_c_agree(data.draw(st.lists(strategy, min_size=1, max_size=8)))
 
 
+@pytest.mark.slow
 @settings(LISTS, max_examples=20)
 @given(st.lists(programs(), min_size=1, max_size=10))
 def test_week1_programs_agree_on_interp_opt_and_c(sinks):

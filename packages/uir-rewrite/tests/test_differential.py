@@ -57,6 +57,7 @@ def assert_still_valid(sink: UOp) -> None:
     assert parse(print_program(sink)).sink is sink
 
 
+@pytest.mark.slow
 @settings(max_examples=600 * SCALE)
 @given(PROGRAMS)
 def test_pipeline_keeps_every_output_bit(sink):

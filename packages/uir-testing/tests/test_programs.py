@@ -45,6 +45,7 @@ def ops_of(sinks: list[UOp]) -> set[Op]:
     return {u.op for sink in sinks for u in sink.toposort()}
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(programs())
 def test_every_drawn_week1_program_verifies(sink):
