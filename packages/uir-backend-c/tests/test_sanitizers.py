@@ -38,6 +38,7 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     return a.tobytes() == b.tobytes()
 
 
+@pytest.mark.slow
 def test_rendered_suite_programs_are_clean_under_sanitizers(tmp_path):
     files = [p for d in SUITES for p in sorted(d.glob("*.uir")) if runnable(p)]
     sinks = []

@@ -20,8 +20,10 @@ from uir.core.calls import inline_calls
 from uir.core.errors import BackendError
 from uir.core.interpret import evaluate
 from uir.core.output import format_value
+from uir.core.runtime import open_session
 from uir.testing.backends import scheduled
 from uir.testing.compare import same_outputs
+from uir.testing.sessions import ADD_TEN, COUNTER, SGD, numpy_sgd
 
 AVAILABLE, WHY = driver.available()
 CHUNK = 150  # programs per NVRTC run
@@ -113,3 +115,60 @@ def test_multiply_add_on_the_gpu_rounds_twice(program) -> None:
     a, b, c = (rng.standard_normal(1000).astype(np.float32) for _ in range(3))
     (out,) = CudaBackend().compile(scheduled(program("multiply_add"))).run({0: a, 1: b, 2: c})
     assert out.tobytes() == ((a * b) + c).tobytes()
+
+
+# Persistent sessions (uir.core.runtime, spec/runtime.md): buffers that stay on the device.
+
+
+@pytest.mark.skipif(AVAILABLE, reason="a GPU is present")
+def test_without_a_gpu_a_session_says_why() -> None:
+    with pytest.raises(BackendError, match="backend 'cuda' is not available here: "):
+        open_session(parse(COUNTER).sink, "cuda")
+
+
+@needs_gpu
+def test_a_session_counts_to_a_thousand_on_the_device() -> None:
+    with open_session(parse(COUNTER).sink, "cuda") as session:
+        for _ in range(1000):
+            (out,) = session.run()
+        assert out.tolist() == [1000] and session.memory[0].read().tolist() == [1000]
+
+
+@needs_gpu
+def test_a_session_takes_numpys_sgd_steps_and_matches_the_forked_runner() -> None:
+    sink = parse(SGD).sink
+    with open_session(sink, "cuda") as session:
+        for k in range(1, 21):
+            loss, w, m = session.run()
+            want_w, want_m, want_loss = numpy_sgd(k)
+            assert w.tobytes() == want_w.tobytes() and m.tobytes() == want_m.tobytes()
+            assert loss == pytest.approx(want_loss, rel=1e-6)
+        contents = {slot: memory.read() for slot, memory in session.memory.items()}
+        expected = CudaBackend().compile(scheduled(sink, optimize=True)).run(contents)
+        assert same_outputs(session.run(), expected)
+
+
+@needs_gpu
+def test_two_sessions_share_device_memory() -> None:
+    counting = open_session(parse(COUNTER).sink, "cuda")
+    adding = open_session(parse(ADD_TEN).sink, "cuda", {0: counting.memory[0]})
+    counting.run()
+    assert adding.run()[0].tolist() == [11]
+    assert counting.run()[0].tolist() == [12]
+    adding.close()
+    counting.close()
+
+
+@needs_gpu
+def test_thousands_of_session_runs_allocate_nothing(program) -> None:
+    sink = program("fill", ("i32[5]", "i32[1048576]"), ("CONST i32 5", "CONST i32 1048576"))
+    device = driver.default_device()
+    with open_session(sink, "cuda") as session:
+        session.run()
+        device.make_current()
+        before, _ = device.check("memory query", device.driver.cuMemGetInfo())
+        for _ in range(500):  # 2 GiB, were a run to allocate its 4 MiB buffer again
+            (out,) = session.run()
+        after, _ = device.check("memory query", device.driver.cuMemGetInfo())
+    assert out[-1] == 3 * (1048576 - 1)
+    assert before - after < 4 << 20  # not one more 4 MiB buffer

@@ -19,9 +19,10 @@ import gc
 import itertools
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
-from uir.backend.cuda.driver import Device, GpuProgram
+from uir.backend.cuda.driver import Device, GpuProgram, GpuSession
 from uir.backend.cuda.render import render_cuda
 from uir.core.errors import BackendError
 from uir.testing.backends import scheduled
@@ -62,6 +63,8 @@ class FakeDriver:
         self.fault_next_launch = False
         self.resets = 0
         self.stale_calls: list[str] = []  # calls on what a reset already destroyed
+        self.copies_in = 0  # host-to-device copies
+        self.copied_out = 0  # bytes copied device-to-host
 
     def _sticky(self, *values: object) -> tuple:
         return (CUresult.CUDA_ERROR_ILLEGAL_ADDRESS if self.faulted else OK, *values)
@@ -123,9 +126,18 @@ class FakeDriver:
         return self._sticky((handle, name))
 
     def cuMemAlloc(self, nbytes: int) -> tuple:
-        pointer = next(self.ids)
+        # Allocations 2^32 apart, so that an address inside one (a window's) finds it.
+        pointer = next(self.ids) << 32
         self.memory[pointer] = (ctypes.c_char * nbytes)()
         return self._sticky(pointer)
+
+    def _at(self, address: int, nbytes: int) -> int:
+        """The host address of `nbytes` of device memory at `address` (an allocation's start
+        or a place inside it)."""
+        block = self.memory[address >> 32 << 32]
+        offset = address & 0xFFFFFFFF
+        assert offset + nbytes <= ctypes.sizeof(block), "a copy past the allocation's end"
+        return ctypes.addressof(block) + offset
 
     def cuMemFree(self, pointer: int) -> tuple:
         if self.memory.pop(pointer, None) is None:
@@ -133,12 +145,14 @@ class FakeDriver:
         return (OK,)
 
     def cuMemcpyHtoD(self, pointer: int, host: int, nbytes: int) -> tuple:
-        ctypes.memmove(self.memory[pointer], host, nbytes)
+        self.copies_in += 1
+        ctypes.memmove(self._at(pointer, nbytes), host, nbytes)
         return self._sticky()
 
     def cuMemcpyDtoH(self, host: int, pointer: int, nbytes: int) -> tuple:
+        self.copied_out += nbytes
         if not self.faulted:
-            ctypes.memmove(host, self.memory[pointer], nbytes)
+            ctypes.memmove(host, self._at(pointer, nbytes), nbytes)
         return self._sticky()
 
     def cuMemsetD8(self, pointer: int, value: int, nbytes: int) -> tuple:
@@ -291,3 +305,122 @@ def test_a_failure_that_leaves_the_context_usable_resets_nothing(rendered) -> No
     ):
         program.run()
     assert fake.resets == 0 and fake.memory == {}
+
+
+# A session's program: a window of a buffer, a value output and a second buffer, beside the
+# LOCAL and the PARALLEL loop of PROGRAM (the fake runs no kernel: what a run prints is what
+# the buffers hold and, for the value output, the zeros of a fresh allocation).
+SESSION = PROGRAM.replace(
+    "%out = SINK void %o1",
+    """%w = SHRINK i32[2] %o1 ((1, 3))
+%f = BUFFER f32[2] 1
+%out = SINK void %w %v %f""",
+)
+
+
+@pytest.fixture(scope="module")
+def session_program():
+    from uir.core import parse, verify
+
+    program = parse(SESSION)
+    verify(program)
+    return render_cuda(scheduled(program.sink)), program.sink
+
+
+def test_a_session_allocates_once_and_copies_back_only_what_the_sink_prints(
+    session_program,
+) -> None:
+    source, flat = session_program
+    fake = FakeDriver()
+    device = Device(fake)
+    session = GpuSession(GpuProgram(source, b"cubin", flat, device), "cuda", {})
+    allocated, copies_in = dict(fake.memory), fake.copies_in
+    assert copies_in == 2  # each buffer filled once, at open: i32[3] (5, 6, 7) and f32[2] zeros
+    for _ in range(1000):
+        window, value, floats = session.run()
+    assert fake.memory.keys() == allocated.keys()  # nothing allocated or freed by a run
+    assert fake.copies_in == copies_in  # nothing copied in by a run
+    # Each run copied the window (2 x i32), the value (i32) and the f32[2]: 20 bytes.
+    assert fake.copied_out == 1000 * 20
+    assert window.tolist() == [6, 7] and value.dtype == np.int32 and floats.tolist() == [0, 0]
+    session.memory[0].write(np.array([1, 2, 3]))
+    assert session.run()[0].tolist() == [2, 3]
+    assert session.memory[0].read().tolist() == [1, 2, 3]
+    session.close()
+    session.close()
+    del session
+    gc.collect()
+    assert (fake.memory, fake.modules, fake.stale_calls) == ({}, {}, [])
+
+
+def test_sessions_share_device_memory_and_free_only_their_own(session_program) -> None:
+    source, flat = session_program
+    fake = FakeDriver()
+    device = Device(fake)
+    owner = GpuSession(GpuProgram(source, b"cubin", flat, device), "cuda", {})
+    sharing = GpuSession(GpuProgram(source, b"cubin", flat, device), "cuda", owner.memory)
+    assert sharing.memory[0] is owner.memory[0]
+    sharing.memory[0].write(np.array([7, 8, 9]))
+    assert owner.run()[0].tolist() == [8, 9]
+    sharing.close()
+    assert owner.run()[0].tolist() == [8, 9]  # the sharer freed none of it
+    other = GpuSession(GpuProgram(source, b"cubin", flat, device), "cuda", owner.memory)
+    owner.close()
+    with pytest.raises(BackendError, match="slot 0 was freed"):
+        other.run()
+    other.close()
+    del owner, sharing, other
+    gc.collect()
+    assert (fake.memory, fake.modules, fake.stale_calls) == ({}, {}, [])
+
+
+def test_after_a_fault_a_sessions_memory_is_lost_and_nothing_is_freed_twice(
+    session_program,
+) -> None:
+    source, flat = session_program
+    fake = FakeDriver()
+    device = Device(fake)
+    session = GpuSession(GpuProgram(source, b"cubin", flat, device), "cuda", {})
+    fake.fault_next_launch = True
+    with pytest.raises(BackendError, match="the GPU context was reset"):
+        session.run()
+    with pytest.raises(BackendError, match="device memory was lost"):
+        session.run()
+    with pytest.raises(BackendError, match="slot 0 was lost"):
+        session.memory[0].read()
+    # A new session in the fresh context works.
+    fresh = GpuSession(GpuProgram(source, b"cubin", flat, device), "cuda", {})
+    assert fresh.run()[0].tolist() == [6, 7]
+    session.close()
+    fresh.close()
+    del session, fresh
+    gc.collect()
+    assert (fake.memory, fake.modules, fake.stale_calls) == ({}, {}, [])
+
+
+def test_a_session_dropped_unclosed_gives_everything_back(session_program) -> None:
+    source, flat = session_program
+    fake = FakeDriver()
+    session = GpuSession(GpuProgram(source, b"cubin", flat, Device(fake)), "cuda", {})
+    session.run()
+    del session
+    gc.collect()
+    assert (fake.memory, fake.modules, fake.stale_calls) == ({}, {}, [])
+
+
+def test_a_failed_allocation_at_open_frees_what_it_had(session_program) -> None:
+    source, flat = session_program
+    fake = FakeDriver()
+    device = Device(fake)
+    real, calls = fake.cuMemAlloc, itertools.count()
+
+    def third_fails(nbytes: int) -> tuple:
+        if next(calls) == 2:
+            return (CUresult.CUDA_ERROR_INVALID_VALUE,)
+        return real(nbytes)
+
+    fake.cuMemAlloc = third_fails
+    with pytest.raises(BackendError, match="allocation"):
+        GpuSession(GpuProgram(source, b"cubin", flat, device), "cuda", {})
+    gc.collect()
+    assert (fake.memory, fake.modules, fake.stale_calls) == ({}, {}, [])

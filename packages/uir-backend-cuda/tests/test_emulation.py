@@ -29,6 +29,7 @@ def expectations(text: str) -> tuple[list[str], bool]:
     return expect, any(re.match(r"# tolerance: \d+ ulp", line) for line in head)
 
 
+@pytest.mark.slow
 def test_every_suite_program_matches_the_interpreter(suite_programs, interpreted) -> None:
     flats = [flat for _, flat in suite_programs]
     emulated = compile_many([scheduled(s) for s in flats])

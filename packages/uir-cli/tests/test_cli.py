@@ -163,6 +163,26 @@ def test_run_stats_go_to_stderr_and_leave_the_output_alone(tmp_path, capsys):
         "  kernel1 (parallel loop): reads -; writes buf1; loops 1, bytes read 0, bytes written 8,"
         " ops 2\n"
         "  intermediate buffers: 0 bytes\n"
+        "  peak scratch: 0 bytes\n"
+    )
+
+
+def test_run_stats_peak_scratch_counts_the_buffers_live_while_one_kernel_runs(tmp_path, capsys):
+    # four kernels: a = x (writes local a), b = a + a (reads a, writes b), c = b * b (reads b,
+    # writes c), the output c + c (reads c). Each STAGE is a LOCAL of 16 bytes; a is dead once
+    # b is written, so at most two are live at once: 32 bytes while kernel1 runs, of 48 in all
+    text = (
+        "%d = CONST f32[4] (1, 2, 3, 4)\n%x = BUFFER f32[4] %d 0\n%l = LOAD f32[4] %x\n"
+        "%a = STAGE f32[4] %l\n%a2 = ADD f32[4] %a %a\n%b = STAGE f32[4] %a2\n"
+        "%b2 = MUL f32[4] %b %b\n%c = STAGE f32[4] %b2\n%c2 = ADD f32[4] %c %c\n"
+        "%out = SINK void %c2\n"
+    )
+    assert main(["run", write(tmp_path, text), "--stats"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "8 32 72 128\n"
+    assert captured.err.startswith("stats: kernels 4,")
+    assert captured.err.endswith(
+        "  intermediate buffers: 48 bytes\n  peak scratch: 32 bytes, while kernel1 runs\n"
     )
 
 

@@ -325,7 +325,9 @@ def test_a_malformed_roster_is_a_usage_error_at_its_line(
 def test_an_out_directory_of_another_run_is_refused(tmp_path: Path) -> None:
     course = _local_course(tmp_path, '[[team]]\nname = "ok"\ncommand = "python3 slow.py"\n', {})
     (course / "tests" / "staff" / "add.uir").write_text(ADD_5)
-    _uir(course, "grade", "roster.toml", "--tests", "tests", "--out", "out", "--timeout", "5")
+    # Another timeout than the default makes another run; a long one, so that no run on a
+    # loaded machine reaches it (--timeout 5 did: the reference timed out, issue 24).
+    _uir(course, "grade", "roster.toml", "--tests", "tests", "--out", "out", "--timeout", "600")
     before = (course / "out" / "results.jsonl").read_text()
     done = _uir(course, "grade", "roster.toml", "--tests", "tests", "--out", "out", check=1)
     assert "holds the results of another grading run" in done.stderr
@@ -367,7 +369,9 @@ def test_grade_counts_only_the_tests_validate_tests_judged_valid(course: Path) -
     mul = (students / "buggy" / "mul_small.uir").read_text()
     (students / "correct" / "mul_copy.uir").write_text(mul)  # buggy's came first by name
     validate = ["validate-tests", "students", "--week", "1", "--suite", "tests/staff"]
-    _uir(course, *validate, "--runs", "1", "--json", "validity.json", check=5)
+    # A long --timeout: the reference taking over the default 10 s on a loaded machine made a
+    # right test "wrong" (issue 24).
+    _uir(course, *validate, "--runs", "1", "--timeout", "600", "--json", "validity.json", check=5)
     (students / "correct" / "add_small.uir").write_text(ADD_5)  # changed since it was judged
     argv = ["grade", "roster.toml", "--tests", "students", "tests/staff", "--out", "valid"]
     done = _uir(course, *argv, "--validity", "validity.json")

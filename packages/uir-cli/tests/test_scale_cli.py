@@ -40,6 +40,7 @@ def _check_peak(tmp_path, text: str, capsys) -> int:
     return peak
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", SHAPES)
 def test_check_needs_memory_in_proportion_to_the_program(tmp_path, capsys, shape) -> None:
     make, n = SHAPES[shape]

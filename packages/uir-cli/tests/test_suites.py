@@ -62,8 +62,11 @@ def test_suite_file(path: Path, compiler: Compiler) -> None:
 
 
 def week6_limits() -> Limits:
+    """The suite's limits as this test can hold them whatever the machine's load: its memory and
+    its time as CPU time; the wall clock ten times that, since on a loaded machine a CPU second
+    takes many (issue 24: no verdict may depend on the machine's speed)."""
     wall = WEEK6_LIMITS["wall_s"]
-    return Limits(wall_s=wall, cpu_s=wall, memory_mb=WEEK6_LIMITS["memory_mb"])
+    return Limits(wall_s=10 * wall, cpu_s=wall, memory_mb=WEEK6_LIMITS["memory_mb"])
 
 
 def test_week6_readme_states_the_limits() -> None:
@@ -72,6 +75,7 @@ def test_week6_readme_states_the_limits() -> None:
     assert re.search(rf"uir test suites/week6 --backend c {options}\b", readme)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not CBackend().available()[0], reason="no C compiler")
 @pytest.mark.parametrize("path", WEEK6_BIG, ids=[p.stem for p in WEEK6_BIG])
 def test_week6_big_program_on_c_under_the_suites_limits(path: Path, compiler_c: Compiler) -> None:

@@ -150,6 +150,7 @@ def test_loops_and_memory_versions_are_grouped():
 SUITES = ROOT / "suites"
 
 
+@pytest.mark.slow
 def test_every_suite_program_opens_with_the_error_its_test_expects():
     # The suites' `# expect-exit:` lines were written by hand: 0 runs, 2 is a parse error, 3 a
     # verification error. Every program gives a page, its error of that kind, and every program
@@ -444,7 +445,8 @@ def serve(path: Path) -> tuple[subprocess.Popen, str]:
 
 def stop(process: subprocess.Popen) -> tuple[int, str]:
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    # Only a hang guard: it fired at 60 s on a loaded machine (issue 24), so it is far off.
+    _, err = process.communicate(timeout=600)
     return process.returncode, err
 
 
@@ -570,6 +572,7 @@ def test_a_page_with_a_parse_error_opens_with_the_error_at_its_line(tmp_path):
     assert state["rules"] == []
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_a_large_graph_is_laid_out_in_part_and_search_shows_a_deep_uop(tmp_path):
     links = 250  # 755 UOps, over the 500 laid out at once

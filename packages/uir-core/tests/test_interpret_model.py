@@ -37,6 +37,7 @@ def assert_interpreter_matches_the_model(sink) -> None:
     assert same_outputs(evaluate(sink), model.run(sink)), print_program(sink)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("week", WEEKS, ids=WEEKS.get)
 @settings(max_examples=300)
 @given(data=st.data())
@@ -44,6 +45,7 @@ def test_interpreter_matches_the_model(week, data):
     assert_interpreter_matches_the_model(data.draw(programs(week=week, approximate=False)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("week", (2, 3, 4, 5), ids=WEEKS.get)
 @settings(max_examples=200)
 @given(data=st.data())

@@ -57,6 +57,7 @@ def assert_still_valid(sink: UOp) -> None:
     assert parse(print_program(sink)).sink is sink
 
 
+@pytest.mark.slow
 @settings(max_examples=600 * SCALE)
 @given(PROGRAMS)
 def test_pipeline_keeps_every_output_bit(sink):
@@ -80,6 +81,7 @@ def test_fold_keeps_every_output_bit(sink):
     assert_still_valid(folded)
 
 
+@pytest.mark.slow
 @settings(max_examples=1000 * SCALE)
 @given(PROGRAMS)
 def test_simplify_alone_keeps_every_output_bit(sink):
@@ -114,12 +116,14 @@ def assert_loops_kept(sink: UOp, after: UOp) -> None:
     assert parse(print_program(after)).sink is after
 
 
+@pytest.mark.slow
 @settings(SOME_BROKEN, max_examples=300 * SCALE)
 @given(LOOP_PROGRAMS)
 def test_pipeline_keeps_every_output_bit_of_loop_programs(sink):
     assert_loops_kept(sink, pipeline(sink))
 
 
+@pytest.mark.slow
 @settings(SOME_BROKEN, max_examples=200 * SCALE)
 @given(LOOP_PROGRAMS)
 def test_each_pass_keeps_every_output_bit_of_loop_programs(sink):
@@ -137,6 +141,7 @@ def test_each_pass_keeps_every_output_bit_of_loop_programs(sink):
 SHAPED_WEEKS = pytest.mark.parametrize("week", (4, 5), ids=("week4_shapes", "week5_movement"))
 
 
+@pytest.mark.slow
 @SHAPED_WEEKS
 @settings(max_examples=200 * SCALE)
 @given(data=st.data())
@@ -145,6 +150,7 @@ def test_pipeline_keeps_every_output_bit_of_shaped_programs(week, data):
     assert_loops_kept(sink, pipeline(sink))
 
 
+@pytest.mark.slow
 @SHAPED_WEEKS
 @settings(max_examples=100 * SCALE)
 @given(data=st.data())

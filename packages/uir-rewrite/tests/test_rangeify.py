@@ -337,6 +337,7 @@ def test_an_unlowered_call_is_an_internal_error():
 # --- every week 1-3 program, and random ones ---------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(programs(week=3))
 def test_random_programs_print_the_same_after_rangeify(sink):
@@ -347,6 +348,7 @@ def test_random_programs_print_the_same_after_rangeify(sink):
 # --- random week-4 programs: the project's one generator, against its independent model ------
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(programs(week=4, approximate=False))
 def test_random_shaped_programs_compute_what_the_model_computes(sink):

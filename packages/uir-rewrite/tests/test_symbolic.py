@@ -10,6 +10,7 @@ import itertools
 import os
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -85,6 +86,7 @@ def evaluate(expr: UOp) -> np.ndarray:
     return np.broadcast_to(values[expr], (len(INPUTS),))
 
 
+@pytest.mark.slow
 @settings(max_examples=1000 * SCALE)
 @given(expressions())
 def test_simplify_keeps_the_value_at_every_input(expr):

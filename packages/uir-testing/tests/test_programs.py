@@ -45,6 +45,7 @@ def ops_of(sinks: list[UOp]) -> set[Op]:
     return {u.op for sink in sinks for u in sink.toposort()}
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(programs())
 def test_every_drawn_week1_program_verifies(sink):
@@ -52,12 +53,14 @@ def test_every_drawn_week1_program_verifies(sink):
     verify(Program(sink, {}))
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(programs(week=2, dtypes=ALL_DTYPES))
 def test_every_drawn_week2_program_in_every_dtype_verifies(sink):
     verify(Program(sink, {}))
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(programs(week=3, dtypes=ALL_DTYPES))
 def test_every_drawn_week3_program_in_every_dtype_verifies(sink):
@@ -82,6 +85,7 @@ def find_drawn(strategy, condition) -> UOp:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", sorted(WEEK1_OPS, key=lambda op: op.name))
 def test_the_generator_draws_every_week1_op(op):
     assert op in ops_of([find_drawn(programs(), lambda sink: op in ops_of([sink]))])
@@ -99,6 +103,7 @@ def test_the_generator_draws_nested_calls():
     assert nested(find_drawn(programs(), nested))
 
 
+@pytest.mark.slow
 def test_week2_programs_draw_every_memory_op_and_every_kind_of_access():
     sinks = drawn(programs(week=2), 500)
     assert WEEK2_OPS - WEEK1_OPS <= ops_of(sinks) <= WEEK2_OPS
@@ -116,10 +121,12 @@ def test_week2_programs_draw_every_memory_op_and_every_kind_of_access():
     assert {Op.AFTER, Op.BUFFER, Op.SHRINK} <= outputs
 
 
+@pytest.mark.slow
 def test_without_approximate_ops_no_exp2_log2_or_sin_is_drawn():
     assert not ops_of(drawn(programs(week=2, approximate=False), 200)) & {Op.EXP2, Op.LOG2, Op.SIN}
 
 
+@pytest.mark.slow
 def test_the_generator_draws_in_every_dtype_it_is_given():
     values = {u.dtype for sink in drawn(programs(dtypes=ALL_DTYPES), 200) for u in sink.toposort()}
     assert set(ALL_DTYPES) <= values
@@ -215,12 +222,14 @@ def end_loaded(sink: UOp) -> bool:
     ],
     ids=lambda f: f.__name__,
 )
+@pytest.mark.slow
 def test_the_generator_draws_every_kind_of_loop(feature):
     sink = find_drawn(programs(week=3), feature)
     assert feature(sink)
     verify(Program(sink, {}))
 
 
+@pytest.mark.slow
 def test_week2_programs_have_no_loops():
     assert not ops_of(drawn(programs(week=2), 200)) & {Op.RANGE, Op.END}
 
@@ -230,6 +239,7 @@ def test_week2_programs_have_no_loops():
 WEEK4_OPS = WEEK3_OPS | {Op.REDUCE, Op.EXPAND, Op.STAGE}
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(programs(week=4, dtypes=ALL_DTYPES))
 def test_every_drawn_week4_program_in_every_dtype_verifies(sink):
@@ -268,6 +278,7 @@ def drawing(op: Op):
     return feature
 
 
+@pytest.mark.slow
 def test_week3_programs_have_no_shaped_arithmetic():
     sinks = drawn(programs(week=3), 200)
     assert not ops_of(sinks) & {Op.REDUCE, Op.EXPAND, Op.STAGE}
@@ -289,6 +300,7 @@ def test_the_generator_draws_an_effect_only_an_unused_call_argument_reaches():
 WEEK5_OPS = WEEK4_OPS | MOVEMENT
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(programs(week=5, dtypes=ALL_DTYPES))
 def test_every_drawn_week5_program_in_every_dtype_verifies(sink):
@@ -362,6 +374,7 @@ WEEK5_FEATURES += [load_reshaped, store_of_reshape, elementwise_on_moved, moveme
 WEEK5_FEATURES += [drawing(op) for op in sorted(MOVEMENT - {Op.SHRINK}, key=lambda op: op.name)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("week", "feature"),
     [(4, f) for f in WEEK4_FEATURES] + [(5, f) for f in WEEK5_FEATURES],
@@ -373,6 +386,7 @@ def test_the_generator_draws_every_kind_of_shaped_value(week, feature):
     verify(Program(sink, {}))
 
 
+@pytest.mark.slow
 def test_week4_programs_stay_rank_1_without_movement():
     sinks = drawn(programs(week=4), 200)
     assert not ops_of(sinks) & (MOVEMENT - {Op.SHRINK, Op.EXPAND})

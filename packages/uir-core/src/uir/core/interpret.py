@@ -19,6 +19,7 @@ runs; any other loop pays its trip count into the budget each time it starts.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -31,6 +32,8 @@ from .errors import BackendError
 from .memory import Kind, buffer_of, kind, window_begin
 from .ops import ALU, Op
 from .plugins import Backend, hookimpl
+from .runtime import HostMemory, global_buffers, require_open
+from .runtime import Memory as RuntimeMemory
 from .scalar import scalar_op
 from .schedule import Block, loop_schedule
 from .semantics import apply, reduce
@@ -67,8 +70,8 @@ _RAISE = "a loop end by mistake? `uir run --max-iterations N` raises the budget,
 class _Budget:
     """The iterations left to a run whose loop ends are not all constants."""
 
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
+    def __init__(self, limit: float) -> None:
+        self.limit = limit  # math.inf: no limit
         self.spent = 0
 
     def spend(self, trips: int) -> None:
@@ -375,26 +378,71 @@ def _accessed_whole(sink: UOp) -> set[UOp]:
 def evaluate(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None) -> list[np.ndarray]:
     """The value of each SINK source of a verified program, in order; a memory reference gives
     its contents when the program ends. `inputs` replaces global buffers' contents by slot."""
+    return execute(sink, inputs)[0]
+
+
+def execute(
+    sink: UOp, inputs: Mapping[int, np.ndarray] | None = None
+) -> tuple[list[np.ndarray], dict[int, list | np.ndarray]]:
+    """`evaluate`'s outputs, and each global buffer's contents when the program ends, by slot
+    (a list, or an array where the program accesses the buffer whole)."""
+    return load(sink, inputs).run()
+
+
+class Loaded:
+    """A program compiled once into closures over its buffers' contents (`lists`), which stay
+    the same lists and arrays: `refill` gives them a new run's starting contents in place, so
+    that a session runs the closures again without compiling anything."""
+
+    def __init__(
+        self, flat: UOp, lists: Lists, total: int | None, budget: _Budget | None, env: Env
+    ) -> None:
+        self.flat = flat
+        self.lists = lists
+        self.total = total  # the loop iterations of a run, when every loop end is a constant
+        self.budget = budget  # counts iterations while it runs otherwise
+        self.env = env
+        self.step: Step = lambda: None
+
+    def refill(self, inputs: Mapping[int, np.ndarray]) -> None:
+        """Every buffer's and LOCAL's contents as a run starts: `inputs[slot]` for a global
+        buffer, else its CONST, else zeros (`initial_memory`)."""
+        for b, contents in self.lists.items():
+            start = buffer_contents(b, inputs.get(b.arg) if b.op is Op.BUFFER else None)
+            contents[:] = start if isinstance(contents, np.ndarray) else start.tolist()
+
+    def run(self) -> tuple[list[np.ndarray], dict[int, list | np.ndarray]]:
+        """One run from the current contents: `execute`'s result."""
+        limit = _budget.get()
+        if limit and self.total is not None and self.total > limit:
+            raise BackendError(
+                f"this program runs {self.total} loop iterations, over the interpreter's budget "
+                f"of {limit} ({_RAISE})"
+            )
+        if self.budget is not None:
+            self.budget.limit, self.budget.spent = limit or math.inf, 0
+        self.step()
+        outputs = [_output(s, self.env, self.lists) for s in self.flat.src]
+        final = {b.arg: contents for b, contents in self.lists.items() if b.op is Op.BUFFER}
+        return outputs, final
+
+
+def load(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None) -> Loaded:
+    """The program under `sink` compiled, its buffers holding their starting contents."""
     flat = inline_calls(sink)
     whole = _accessed_whole(flat)
     lists: Lists = {
         b: contents if b in whole else contents.tolist()
         for b, contents in initial_memory(flat, inputs).items()
     }
-    nest, limit = loop_schedule(flat), _budget.get()
-    budget = None
-    if limit:
-        total = iterations(nest)
-        if total is not None and total > limit:
-            raise BackendError(
-                f"this program runs {total} loop iterations, over the interpreter's budget of "
-                f"{limit} ({_RAISE})"
-            )
-        if total is None:
-            budget = _Budget(limit)
+    nest = loop_schedule(flat)
+    total = iterations(nest)
+    # A nest counted now costs nothing while it runs; any other pays each loop's trip count.
+    budget = _Budget(0) if total is None else None
     compiler = _Compiler(lists, budget)
-    compiler.block(nest)()
-    return [_output(s, compiler.env, lists) for s in flat.src]
+    loaded = Loaded(flat, lists, total, budget, compiler.env)
+    loaded.step = compiler.block(nest)
+    return loaded
 
 
 class _Interpreted:
@@ -419,6 +467,54 @@ class Interpreter:
 
     def compile(self, sink: UOp) -> _Interpreted:
         return _Interpreted(sink)
+
+    def session(
+        self, sink: UOp, source: UOp, memory: Mapping[int, RuntimeMemory]
+    ) -> InterpretedSession:
+        return InterpretedSession(sink, source, memory)
+
+
+class InterpretedSession:
+    """A program run by the interpreter again and again on host arrays (uir.core.runtime): it is
+    compiled once (`Loaded`), and each run starts from the buffers' current contents and writes
+    back what it stored."""
+
+    def __init__(self, sink: UOp, source: UOp, shared: Mapping[int, RuntimeMemory]) -> None:
+        self.closed = False
+        self.memory: dict[int, HostMemory] = {}
+        for slot, buffer in global_buffers(source).items():
+            given = shared.get(slot)
+            if given is None:
+                own = HostMemory(Interpreter.name, slot, buffer.type, buffer_contents(buffer))
+                own.owner = self
+                given = own
+            assert isinstance(given, HostMemory)  # open_session checked its backend
+            self.memory[slot] = given
+        self._loaded = load(sink)
+
+    def run(self) -> list[np.ndarray]:
+        require_open(self.memory, self.closed)
+        # The closures' own lists take the contents: a run that fails half way (the iteration
+        # budget) changes no buffer, and the next run starts again from them.
+        self._loaded.refill({slot: m.contents() for slot, m in self.memory.items()})
+        outputs, final = self._loaded.run()
+        for slot, contents in final.items():
+            self.memory[slot].contents()[...] = contents
+        # A value output may be an array the closures hold (a CONST's): the caller gets a copy.
+        return [np.array(out) for out in outputs]
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            for m in self.memory.values():
+                if m.owner is self:
+                    m.free()
+
+    def __enter__(self) -> InterpretedSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @hookimpl

@@ -33,6 +33,8 @@ from .verify import verify
 if TYPE_CHECKING:
     import numpy as np  # for annotations only: loading plugins must not load numpy
 
+    from .runtime import Memory, Session
+
 hookspec = pluggy.HookspecMarker("uir")
 hookimpl = pluggy.HookimplMarker("uir")
 
@@ -90,6 +92,11 @@ FORMS = ("program", "kernels")
 
 
 class Backend(Protocol):
+    """A way to run programs. Besides these methods a backend may have `session`
+    (`OpensSessions`): a program compiled once and run many times on global buffers that stay
+    in its own memory between runs (uir.core.runtime.open_session, spec/runtime.md). Without
+    it, `open_session` is a BackendError naming the backend."""
+
     name: str
     description: str
     form: str  # one of FORMS: what `render` and `compile` receive (see `prepare`)
@@ -116,6 +123,21 @@ class RendersKernels(Protocol):
     def render_kernels(self, program: Schedule) -> list[str]:
         """One piece of source per kernel of `program`, in schedule order, each as `render`'s
         translation unit has it."""
+        ...
+
+
+@runtime_checkable
+class OpensSessions(Protocol):
+    """A backend that can keep a program's global buffers in its own memory across runs."""
+
+    def session(
+        self, program: UOp | Schedule, source: UOp, memory: Mapping[int, Memory]
+    ) -> Session:
+        """A uir.core.runtime.Session of `program` (in this backend's form, from `prepare`).
+        `source` is the program as written, CALLs inlined: the session holds one Memory per
+        global BUFFER of it. `memory` gives the slots to share, already checked to be this
+        backend's memories of the right types (uir.core.runtime.check_shared); the session
+        allocates every other buffer and fills it with its init CONST or zeros."""
         ...
 
 

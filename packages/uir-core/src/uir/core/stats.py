@@ -98,17 +98,55 @@ def schedule_stats(schedule: Schedule) -> Stats:
 
 def intermediate_bytes(schedule: Schedule) -> int:
     """The bytes of the LOCALs the schedule's kernels use (rangeify's materialized values and the
-    program's own scratch): each lives for the whole run, so this is their peak too."""
+    program's own scratch), all together: what the backends allocate, each LOCAL for the whole
+    run (spec/uir-week6.md 2.5: no buffer is reused yet)."""
     roots = dict.fromkeys(r for k in schedule.kernels for r in (*k.reads, *k.writes))
     return sum(buffer_bytes(r) for r in roots if r.op is Op.LOCAL)
 
 
+@dataclass(frozen=True)
+class Peak:
+    """The most bytes of scratch live at once, and the first kernel that holds them (None when
+    the schedule has no scratch)."""
+
+    bytes: int
+    kernel: Kernel | None
+
+    def describe(self) -> str:
+        """`peak scratch: 192 bytes, while kernel1 runs`."""
+        where = f", while {self.kernel.name} runs" if self.kernel is not None else ""
+        return f"peak scratch: {self.bytes} bytes{where}"
+
+
+def peak_scratch(schedule: Schedule) -> Peak:
+    """The peak of scratch memory over the run (spec/uir-week6.md section 3): a LOCAL is live
+    from the first kernel that touches it to the last (what a kernel writes for a later one to
+    read lives across every kernel between), and the peak is the largest sum of live LOCALs
+    while one kernel runs. A kernel's scratch counts once, though a backend running a PARALLEL
+    loop's iterations at once holds one copy of each iteration's own LOCALs per thread."""
+    first: dict[UOp, int] = {}
+    last: dict[UOp, int] = {}
+    for kernel in schedule.kernels:
+        for root in (*kernel.reads, *kernel.writes):
+            if root.op is Op.LOCAL:
+                first.setdefault(root, kernel.index)
+                last[root] = kernel.index
+    peak = Peak(0, None)
+    for kernel in schedule.kernels:
+        live = sum(buffer_bytes(r) for r in first if first[r] <= kernel.index <= last[r])
+        if live > peak.bytes:
+            peak = Peak(live, kernel)
+    return peak
+
+
 def describe_schedule(schedule: Schedule) -> str:
     """What `uir run --stats` prints: the summary line, then one line per kernel (what it is,
-    the buffers it reads and writes, its counts), then the bytes of intermediate buffers."""
+    the buffers it reads and writes, its counts), then the bytes of intermediate buffers and
+    the peak of scratch memory."""
     lines = [f"stats: {schedule_stats(schedule).describe()}"]
     lines.extend(f"  {kernel.summary}; {describe_kernel(kernel)}" for kernel in schedule.kernels)
     lines.append(f"  intermediate buffers: {intermediate_bytes(schedule)} bytes")
+    lines.append(f"  {peak_scratch(schedule).describe()}")
     return "\n".join(lines) + "\n"
 
 

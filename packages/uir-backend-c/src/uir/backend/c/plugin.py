@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -10,12 +10,14 @@ from uir.core.calls import inline_calls
 from uir.core.dtypes import DType
 from uir.core.kernels import Schedule, require_schedule
 from uir.core.plugins import Backend, hookimpl
+from uir.core.runtime import Memory
 from uir.core.uop import UOp
 
 from .abi import ENTRY, layout
 from .printing import format_values
 from .render import render_c, render_kernels
 from .runtime import CompiledProgram, default_threads
+from .session import CompiledSession
 from .toolchain import compile_shared, compiler
 
 
@@ -41,6 +43,13 @@ class CBackend:
         schedule = require_schedule(program, self.name)
         source = schedule.source
         return CompiledProgram(compile_shared([render_c(schedule)]), layout(source), source)
+
+    def session(
+        self, program: object, source: UOp, memory: Mapping[int, Memory]
+    ) -> CompiledSession:
+        """The program compiled and loaded once, run in this process on persistent buffers
+        (uir.core.runtime.open_session)."""
+        return CompiledSession(self.compile(program), self.name, memory)
 
     def format_outputs(
         self, values: Sequence[np.ndarray], dtypes: Sequence[DType], threads: int | None

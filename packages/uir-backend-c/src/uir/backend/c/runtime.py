@@ -128,6 +128,8 @@ class CompiledProgram:
         self.threads = default_threads()
         self.min_parallel_work: int | None = None
         self._library = ctypes.CDLL(str(library))
+        # The entry point: `call` runs it, in a forked child for `run`, in this process for a
+        # session (session.py).
         self._entry = getattr(self._library, entry)
         self._entry.argtypes = [ctypes.c_void_p] * len(abi.arg_types)
         self._entry.restype = None

@@ -13,6 +13,12 @@ address, say) leaves the context unusable for every later call, so the run that 
 resets it (`Device.reset`): later programs in the same process run in a fresh context, and a
 program loaded before the reset loads its module again. The driver is a parameter of `Device`,
 so this bookkeeping is tested with a fake driver where there is no GPU (tests/test_driver.py).
+
+A `GpuSession` (uir.core.runtime) keeps a program's global buffers on the device between runs:
+each is a `DeviceMemory` allocated once (cuMemAlloc) and filled at open, the module is loaded
+once, and a run zeroes the scratch arrays, launches the kernels and copies back only what the
+SINK prints. A reset after a fault destroys every allocation of the context, so a session's
+memory is then lost: its runs and reads say so, and it frees nothing twice.
 """
 
 from __future__ import annotations
@@ -24,9 +30,12 @@ from typing import Any
 
 import numpy as np
 
-from uir.backend.c.abi import abi_numpy
+from uir.backend.c.abi import abi_numpy, from_abi, to_abi
 from uir.backend.c.runtime import initial_contents, read_back
+from uir.core.arrays import buffer_contents
+from uir.core.dtypes import Type
 from uir.core.errors import BackendError
+from uir.core.runtime import Memory, flat_values
 from uir.core.uop import UOp
 
 from .render import Rendered
@@ -313,3 +322,179 @@ class _Faults:
                 f"{error}; resetting the GPU context failed too: {failed}"
             ) from error
         raise BackendError(f"{error} (the GPU context was reset for later runs)") from error
+
+
+class DeviceMemory:
+    """One global buffer in device memory, in the C ABI's element form (uir.core.runtime.Memory):
+    allocated once, freed by the session that allocated it (or when dropped), lost with its
+    context when a fault resets it."""
+
+    def __init__(self, device: Device, backend: str, slot: int, type: Type) -> None:
+        self.device = device
+        self.backend = backend
+        self.slot = slot
+        self.type = type
+        self.itemsize = abi_numpy(type.dtype).itemsize
+        self.nbytes = type.size * self.itemsize
+        self.owner: object | None = None  # the session that allocated it and frees it
+        device.make_current()
+        allocated = device.driver.cuMemAlloc(max(self.nbytes, 1))
+        self.pointer: Any = device.check("allocation (cuMemAlloc)", allocated)
+        self.generation = device.generation
+        self._free = weakref.finalize(self, _free, device, self.pointer, self.generation)
+
+    @property
+    def closed(self) -> bool:
+        return self.pointer is None
+
+    def address(self) -> int:
+        """The device address; BackendError once freed, or lost to a reset of the context."""
+        if self.pointer is None:
+            raise BackendError(
+                f"the memory of slot {self.slot} was freed: the session that allocated it closed"
+            )
+        if self.generation != self.device.generation:
+            raise BackendError(
+                f"the memory of slot {self.slot} was lost: a kernel fault reset the GPU context "
+                f"(open a new session and write the buffers again)"
+            )
+        return int(self.pointer)
+
+    def write(self, values: np.ndarray) -> None:
+        host = to_abi(flat_values(self.slot, self.type, values), self.type.dtype)
+        address = self.address()
+        self.device.make_current()
+        if self.nbytes:
+            copied = self.device.driver.cuMemcpyHtoD(address, host.ctypes.data, self.nbytes)
+            self.device.check("copy to the GPU", copied)
+
+    def read(self) -> np.ndarray:
+        host = np.empty(self.type.size, dtype=abi_numpy(self.type.dtype))
+        address = self.address()
+        self.device.make_current()
+        if self.nbytes:
+            copied = self.device.driver.cuMemcpyDtoH(host.ctypes.data, address, self.nbytes)
+            self.device.check("copy from the GPU", copied)
+        return from_abi(host, self.type.dtype)
+
+    def free(self) -> None:
+        self._free()
+        self.pointer = None
+
+    def __repr__(self) -> str:
+        state = " (freed)" if self.closed else ""
+        return f"<{self.backend} memory of slot {self.slot}: {self.type}{state}>"
+
+
+def _free(device: Device, pointer: Any, generation: int) -> None:
+    if device.generation == generation:  # a reset freed it with its context
+        device.driver.cuMemFree(pointer)  # best effort: the process may be ending
+
+
+def _free_arrays(arrays: _DeviceArrays, generation: int) -> None:
+    if arrays.device.generation == generation:  # a reset freed them with its context
+        arrays.free()
+
+
+class GpuSession:
+    """A GpuProgram run again and again on global buffers that stay on the device."""
+
+    def __init__(self, program: GpuProgram, backend: str, shared: Mapping[int, Memory]) -> None:
+        self.program = program
+        self.closed = False
+        device = program.device
+        self._generation = device.generation
+        abi = program.rendered.abi
+        self.memory: dict[int, DeviceMemory] = {}
+        self._arrays = _DeviceArrays(device)  # the value outputs, then the scratch arrays
+        # Dropped unclosed, the session still gives back its outputs and scratch arrays.
+        self._give_back = weakref.finalize(self, _free_arrays, self._arrays, self._generation)
+        try:
+            for b in abi.buffers:
+                given = shared.get(b.slot)
+                if given is None:
+                    own = DeviceMemory(device, backend, b.slot, b.type)
+                    own.owner = self
+                    self.memory[b.slot] = own  # before the copy: a failure frees it too
+                    own.write(buffer_contents(b.buffer))
+                else:
+                    assert isinstance(given, DeviceMemory)  # open_session checked its backend
+                    self.memory[b.slot] = given
+            outputs = [
+                self._arrays.alloc(t.size * abi_numpy(t.dtype).itemsize) for t in abi.outputs
+            ]
+            self._scratch = [
+                (self._arrays.alloc(s.count * s.itemsize), max(s.count * s.itemsize, 1))
+                for s in program.rendered.scratch
+            ]
+        except BaseException:
+            self.close()
+            raise
+        self._outputs = [int(p) for p in outputs]
+        addresses = [self.memory[b.slot].address() for b in abi.buffers]
+        addresses += [*self._outputs, *(int(p) for p, _ in self._scratch)]
+        # cuLaunchKernel takes the address of an array of addresses, one per parameter: both
+        # live as long as the session.
+        self._values = [np.array([a], dtype=np.uint64) for a in addresses]
+        self._params = np.array([v.ctypes.data for v in self._values], dtype=np.uint64)
+
+    def _check(self) -> None:
+        if self.closed:
+            raise BackendError("the session is closed")
+        if self.program.device.generation != self._generation:
+            raise BackendError(
+                "this session's device memory was lost: a kernel fault reset the GPU context "
+                "(open a new session and write the buffers again)"
+            )
+        for m in self.memory.values():
+            m.address()  # a shared buffer freed by its own session
+
+    def run(self) -> list[np.ndarray]:
+        self._check()
+        device = self.program.device
+        driver = device.driver
+        with _Faults(device):
+            device.make_current()
+            for pointer, nbytes in self._scratch:  # a LOCAL starts zeroed in every run
+                device.check("zeroing scratch", driver.cuMemsetD8(pointer, 0, nbytes))
+            self.program._launch(self._params)
+            device.check("kernel run", driver.cuCtxSynchronize())
+            return self._read_back()
+
+    def _read_back(self) -> list[np.ndarray]:
+        """One array per SINK source, copied from the device: a value output's array, or the
+        window of a buffer that the SINK names."""
+        abi, sink, device = self.program.rendered.abi, self.program.sink, self.program.device
+        results = []
+        for source, back in zip(sink.src, abi.readbacks, strict=True):
+            storage = abi_numpy(source.dtype)
+            if back.output is not None:
+                address, count = self._outputs[back.output], abi.outputs[back.output].size
+            else:
+                assert back.slot is not None
+                memory = self.memory[back.slot]
+                address, count = memory.address() + back.begin * memory.itemsize, back.length
+            host = np.empty(count, dtype=storage)
+            if host.nbytes:
+                copied = device.driver.cuMemcpyDtoH(host.ctypes.data, address, host.nbytes)
+                device.check("copy from the GPU", copied)
+            results.append(from_abi(host, source.dtype).reshape(source.type.shape))
+        return results
+
+    def close(self) -> None:
+        """Free the outputs, the scratch arrays and the memory this session allocated (none of
+        it after a reset took it), and unload the module."""
+        if self.closed:
+            return
+        self.closed = True
+        self._give_back()
+        for m in self.memory.values():
+            if m.owner is self:
+                m.free()
+        self.program.close()
+
+    def __enter__(self) -> GpuSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

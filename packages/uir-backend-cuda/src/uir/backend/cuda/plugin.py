@@ -3,10 +3,13 @@ the CPU) through the `uir_backends` hook."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
+from uir.backend.c.session import CompiledSession
 from uir.core.kernels import require_schedule
 from uir.core.plugins import Backend, Compiled, hookimpl
+from uir.core.runtime import Memory, Session
+from uir.core.uop import UOp
 
 from . import driver
 from .emulation import compile_emulated, cxx
@@ -33,6 +36,15 @@ class CudaBackend:
         cubin = compile_cubin(rendered.source, driver.architecture())
         return driver.GpuProgram(rendered, cubin, schedule.source)
 
+    def session(self, program: object, source: UOp, memory: Mapping[int, Memory]) -> Session:
+        """The module loaded once and the global buffers kept in device memory between runs
+        (uir.core.runtime.open_session)."""
+        schedule = require_schedule(program, self.name)
+        rendered = render_cuda(schedule)
+        cubin = compile_cubin(rendered.source, driver.architecture())
+        loaded = driver.GpuProgram(rendered, cubin, schedule.source)
+        return driver.GpuSession(loaded, self.name, memory)
+
 
 class CudaEmuBackend:
     """The `cuda` backend's source compiled for the CPU under an emulation header."""
@@ -52,6 +64,12 @@ class CudaEmuBackend:
     def compile(self, program: object) -> Compiled:
         schedule = require_schedule(program, self.name)
         return compile_emulated(render_cuda(schedule), schedule.source)
+
+    def session(self, program: object, source: UOp, memory: Mapping[int, Memory]) -> Session:
+        """The CPU build loaded once and run in this process, as the C backend's session."""
+        schedule = require_schedule(program, self.name)
+        built = compile_emulated(render_cuda(schedule), schedule.source)
+        return CompiledSession(built, self.name, memory)
 
 
 @hookimpl

@@ -8,7 +8,6 @@ import contextlib
 import os
 import signal
 import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -160,23 +159,10 @@ def perf_fingerprint(
     )
 
 
-def _measure(
-    prepared: Submission | Compiler,
-    team: str,
-    benchmark: TestFile,
-    limits: Limits,
-    runs: int,
-    stop: threading.Event,
-) -> perf_scoring.Measurement | None:
-    if isinstance(prepared, Compiler):
-        return perf_scoring.measure(team, None, prepared, benchmark, limits, runs, stop)
-    if prepared.compiler is None:
-        problem = prepared.problem or "not prepared"
-        return perf_scoring.Measurement(
-            team, benchmark.name, prepared.commit, perf_scoring.NOT_BUILT, problem, ()
-        )
-    return perf_scoring.measure(
-        team, prepared.commit, prepared.compiler, benchmark, limits, runs, stop
+def _not_built(prepared: Submission, team: str, benchmark: str) -> perf_scoring.Measurement:
+    problem = prepared.problem or "not prepared"
+    return perf_scoring.Measurement(
+        team, benchmark, prepared.commit, perf_scoring.NOT_BUILT, problem, ()
     )
 
 
@@ -221,7 +207,15 @@ def perf(args: argparse.Namespace) -> int:
     rows = [*curve, *([] if args.no_reference else [REFERENCE])]
     by_name = {b.name: b for b in benchmarks}
     names = list(by_name)
-    pairs = select([(r, b) for r in rows for b in names], args.shard)
+    # A shard measures whole benchmarks: every team's runs of one benchmark interleave on one
+    # machine, so that no team is timed on a machine (or in a spell) the others were not.
+    if args.shard.count > len(names):
+        raise UsageError(
+            f"--shard {args.shard.index}/{args.shard.count}: {len(names)} benchmarks cannot "
+            f"make {args.shard.count} shards (a shard measures whole benchmarks)"
+        )
+    measured_here = select(names, args.shard)
+    pairs = [(r, b) for r in rows for b in measured_here]
     limits = limits_from(args)
     mode = Mode.NONE if args.no_isolation else isolate([os.curdir], []).mode
     warn_if_weaker(mode, "perf", args.no_isolation)
@@ -242,29 +236,45 @@ def perf(args: argparse.Namespace) -> int:
         log = stack.enter_context(resultlog.opened_log(str(log_path), print_, args.shard))
         logged = logged_measurements(log, pairs)
         stop, received = stack.enter_context(stop_on_signals())
-        for team, bench in pairs:
+        for bench in measured_here:
             if stop.is_set():
                 break
-            compiler = prepared.get(team)
-            kept = logged.get((team, bench))
-            # A team whose commit moved is measured again; so is one that was not built, as
-            # its build is tried again anyway.
-            if kept and kept.commit == _commit(compiler) and kept.verdict != perf_scoring.NOT_BUILT:
-                measurements[team, bench] = kept
-                resumed += 1
-                continue
-            found = _measure(compiler, team, by_name[bench], limits, args.runs, stop)
-            # A run cut short is no measurement (None), and a build cut short no verdict.
-            if found is None or (stop.is_set() and found.verdict == perf_scoring.NOT_BUILT):
+            entrants = []
+            for team in rows:
+                compiler = prepared.get(team)
+                if stop.is_set():  # a build cut short is no verdict
+                    break
+                kept = logged.get((team, bench))
+                # A team whose commit moved is measured again; so is one that was not built, as
+                # its build is tried again anyway.
+                moved = kept is None or kept.commit != _commit(compiler)
+                if not moved and kept.verdict != perf_scoring.NOT_BUILT:
+                    measurements[team, bench] = kept
+                    resumed += 1
+                elif isinstance(compiler, Compiler):
+                    entrants.append(perf_scoring.Entrant(team, None, compiler))
+                elif compiler.compiler is not None:
+                    entrants.append(perf_scoring.Entrant(team, compiler.commit, compiler.compiler))
+                else:
+                    found = measurements[team, bench] = _not_built(compiler, team, bench)
+                    log.append(found.as_dict())
+            if stop.is_set():
                 break
-            log.append(found.as_dict())
-            measurements[team, bench] = found
-            median = found.median_s
-            shown = f"median {median:.3f} s" if median is not None else found.detail
-            print(f"{team} {bench}: {found.verdict} ({shown})", file=sys.stderr, flush=True)
+            # The rounds: each run of a team is followed by one of every other team's.
+            rounds = perf_scoring.measure_rounds(entrants, by_name[bench], limits, args.runs, stop)
+            if rounds is None:  # cut short: no measurement, the benchmark is measured whole again
+                break
+            for found in rounds:
+                log.append(found.as_dict())
+                measurements[found.team, bench] = found
+            for team in rows:
+                found = measurements[team, bench]
+                median = found.median_s
+                shown = f"median {median:.3f} s" if median is not None else found.detail
+                print(f"{team} {bench}: {found.verdict} ({shown})", file=sys.stderr, flush=True)
     if resumed:
         print(f"uir perf: resuming: {resumed} measurements kept", file=sys.stderr)
-    results = [m.as_dict() for m in measurements.values()]
+    results = [measurements[pair].as_dict() for pair in pairs if pair in measurements]
     complete = len(measurements) == len(pairs)
     write_partial(
         str(record), perf_report.MEASUREMENTS_KIND, print_, args.shard, results, complete, meta
@@ -273,9 +283,10 @@ def perf(args: argparse.Namespace) -> int:
         print(f"interrupted: {len(pairs) - len(measurements)} pairs not measured", file=sys.stderr)
         return 128 + received[0]
     if args.shard.count == 1:
-        found_all = list(measurements.values())
+        found_all = [measurements[pair] for pair in pairs]
         scored = perf_scoring.score(found_all, names, curve)
-        write_output(perf_report.write_reports(out, scored, found_all, names, args.runs))
+        text = perf_report.write_reports(out, scored, found_all, names, args.runs, curve)
+        write_output(text)
     return 0
 
 
@@ -283,7 +294,7 @@ def perf_merge(args: argparse.Namespace) -> int:
     curve, names, runs, measurements = perf_report.load_measurements(args.files)
     out = _output_directory(args.out)
     scored = perf_scoring.score(measurements, names, curve)
-    write_output(perf_report.write_reports(out, scored, measurements, names, runs))
+    write_output(perf_report.write_reports(out, scored, measurements, names, runs, curve))
     return 0
 
 

@@ -110,9 +110,12 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
         parents=[common],
         help="time every team of a roster on benchmarks and score them from slowest to fastest",
         description="Prepare each team of ROSTER (a local command, or a repository cloned, "
-        "checked out and built), run each benchmark of --bench -n times in the sandbox, and "
-        "score each team per benchmark linearly from the slowest correct median (0) to the "
-        "fastest (100); a wrong answer scores 0. Writes perf.json, perf.csv and perf.txt in "
+        "checked out and built), run each benchmark of --bench -n times in the sandbox, the "
+        "teams' runs interleaved in rounds (A B C A B C ...), and score each team per "
+        "benchmark linearly from the slowest correct median (0) to the fastest (100); a wrong "
+        "answer scores 0. The reports say how many points the runs' scatter is worth, and "
+        "which neighbours in the ranking are closer than that. Writes perf.json, perf.csv and "
+        "perf.txt in "
         "--out (with --shard, only that shard's measurements, for `uir perf-merge`). Rerun with "
         "the same --out to resume an interrupted run: measured pairs are kept. Exit "
         "status: 0 when the run completed, 1 on a usage error. See spec/grading.md section 15.",
@@ -139,7 +142,7 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
         type=shard_argument,
         default="1/1",  # argparse passes a string default through shard_argument
         metavar="K/N",
-        help="measure only the K-th of N shares of the (team, benchmark) pairs",
+        help="measure only the K-th of N shares of the benchmarks, every team on each",
     )
     perf.add_argument(
         "--work",

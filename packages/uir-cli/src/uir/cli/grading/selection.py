@@ -5,9 +5,11 @@ negative`), `--lf` the tests that did not pass last time, remembered in
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import tempfile
 from collections.abc import Iterable, Sequence
 
 from uir.core.errors import UsageError
@@ -122,9 +124,17 @@ def remember(ran: Iterable[str], failed: Iterable[str], directory: str = os.curd
     path = _cache_path(directory)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(f"{path}.tmp", "w", encoding="utf-8") as f:
-            json.dump({"failed": sorted(kept)}, f, indent=1)
-        os.replace(f"{path}.tmp", path)
+        # A temporary file of this run's own: two runs in one directory (pytest's workers, two
+        # terminals) must not write into one file, and the last to finish is what stays.
+        handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as f:
+                json.dump({"failed": sorted(kept)}, f, indent=1)
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
     except OSError as e:
         return f"cannot remember the failures for --lf in {path}: {e.strerror or e}"
     return None
