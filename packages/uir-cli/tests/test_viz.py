@@ -8,6 +8,7 @@ It has 12 distinct UOps: BUFFER, CONSTs 0 2 3 1, INDEX, LOAD, ADD, two MULs, the
 """
 
 import argparse
+import html
 import json
 import re
 import shutil
@@ -500,7 +501,8 @@ def browse(url: str, tmp_path: Path, screenshot: Path | None = None) -> dict:
     )
     state = re.search(r'<pre id="viz-state"[^>]*>(.*?)</pre>', result.stdout, re.S)
     assert state, result.stdout[-2000:] + result.stderr[-2000:]
-    return json.loads(state.group(1).replace("&amp;", "&").replace("&lt;", "<"))
+    # the dump serializes the <pre>'s text as HTML: &amp; &lt; &gt; (and &quot;) undone here
+    return json.loads(html.unescape(state.group(1)))
 
 
 @needs_chromium
