@@ -166,11 +166,6 @@ def _broadcast_into(reduce: UOp) -> list[UOp]:
         if u in seen or not _computed_in_place(u):
             continue
         seen.add(u)
-        if u.op is Op.PAD:
-            # Under a PAD a value is read only where the gate holds: materialized whole, its
-            # read would need an index proof the gate alone gives (a random week-6 program,
-            # drawn in CI, ended with an unprovable gated index). Not crossed.
-            continue
         if u.op is Op.EXPAND:
             broadcast = broadcast or u.type.size > u.src[0].type.size
         elif broadcast and u.op in ALU:
