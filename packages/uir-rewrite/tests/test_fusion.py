@@ -146,3 +146,45 @@ def test_a_pad_of_a_broadcast_scalar_load_reads_the_scalar_not_memory():
     sink = program(padded)
     _, (out,) = lowered_and_outputs(sink, {0: np.array([3.5], dtype=np.float32)})
     assert out.tobytes() == np.pad(np.full((1, 2), 3.5, np.float32), ((0, 2), (1, 2))).tobytes()
+
+
+def _matmul_of(a: UOp, b: UOp) -> UOp:
+    """a[M, K] @ b[K, N] as uir.tensor writes it: both broadcast to [M, N, K], multiplied, the
+    last axis folded."""
+    (m, k), (_, n) = a.type.shape, b.type.shape
+    left = expand(reshape(a, (m, 1, k)), (m, n, k))
+    right = expand(reshape(permute(b, (1, 0)), (1, n, k)), (m, n, k))
+    return reduce(UOp(Op.MUL, Type(f32, (m, n, k)), (left, right)), Op.ADD, (2,))
+
+
+M, K, N = 3, 4, 5
+A = np.random.default_rng(7).normal(size=(M, K)).astype(np.float32)
+B = np.random.default_rng(8).normal(size=(K, N)).astype(np.float32)
+
+
+def test_a_dear_value_a_fold_reads_through_a_broadcast_is_computed_once():
+    # g = (x*x + x)*x - x (4 float ops an element) is the left operand of a matmul: fused into
+    # the K loop it would be computed again for each of the N output columns
+    x = load(0, f32, (M, K))
+    t = x.type
+    g = UOp(Op.SUB, t, (UOp(Op.MUL, t, (UOp(Op.ADD, t, (UOp(Op.MUL, t, (x, x)), x)), x)), x))
+    sink = program(_matmul_of(g, load(1, f32, (K, N))))
+    lowered, (out,) = lowered_and_outputs(sink, {0: A.reshape(-1), 1: B.reshape(-1)})
+    schedule = schedule_kernels(sink, lowered)
+    assert float_ops(schedule.nest) == M * K * 4 + M * N * K * 2  # g once, then mul + add
+    assert len(schedule.kernels) == 2  # g's fill, then the matmul
+    g_np = ((A * A + A) * A - A).astype(np.float32)
+    products = g_np[:, None, :] * B.T[None, :, :]
+    assert out.tobytes() == fold_sum(products, (2,)).reshape(-1).tobytes()
+
+
+def test_a_cheap_value_a_fold_reads_through_a_broadcast_stays_fused():
+    # x*x (one op and a load) costs less than the buffer round trip: recomputed per column
+    x = load(0, f32, (M, K))
+    sink = program(_matmul_of(UOp(Op.MUL, x.type, (x, x)), load(1, f32, (K, N))))
+    lowered, (out,) = lowered_and_outputs(sink, {0: A.reshape(-1), 1: B.reshape(-1)})
+    schedule = schedule_kernels(sink, lowered)
+    assert float_ops(schedule.nest) == M * N * K * 3
+    assert len(schedule.kernels) == 1
+    products = (A * A)[:, None, :] * B.T[None, :, :]
+    assert out.tobytes() == fold_sum(products, (2,)).reshape(-1).tobytes()

@@ -129,14 +129,68 @@ def _fusion(uops: Sequence[UOp]) -> tuple[frozenset[UOp], dict[UOp, bool]]:
             return _SHARED  # recomputed in each kernel reading it, its sources too
         return user  # materialized: a kernel of its own
 
+    broadcast: set[UOp] = set()  # values a fold reads through an EXPAND: a kernel of their own
     for u in reversed(uops):  # readers before what they read
+        if u in broadcast:
+            owner[u] = u
+            continue
         kernels = {kernel_of(user, u) for user in users.get(u, ())}
         owner[u] = kernels.pop() if len(kernels) == 1 else _SHARED
+        if u.op is Op.REDUCE:
+            for value in _broadcast_into(u):
+                broadcast.add(value)
+                costly[value] = False  # materialized whole (`_kept`)
         if u.op is Op.REDUCE and _folds_last(u) and owner[u] is not _SHARED:
             fusible.add(u)
         elif u.op in COSTLY and _computed_in_place(u) and len(users.get(u, ())) > 1:
             costly[u] = owner[u] is not _SHARED
     return frozenset(fusible), costly
+
+
+BROADCAST_COST = 4
+"""The ops (ALU ops and loads) per element above which a value a fold reads through a broadcast
+is materialized once instead of computed in the fold's loop (spec/uir-week6.md 2.3)."""
+
+
+def _broadcast_into(reduce: UOp) -> list[UOp]:
+    """The elementwise values that `reduce`'s fused source reads through an EXPAND and that cost
+    BROADCAST_COST ops or more an element. The fold's loop nest runs over the broadcast axes
+    too, so a fused value under an EXPAND is computed again for every element of them: the
+    gradient of a GELU feeding a matmul's K loop was computed once per output column. Each
+    is materialized once (a LOCAL filled by a kernel of its own) and the fold loads it."""
+    found: list[UOp] = []
+    seen: set[UOp] = set()
+    stack: list[tuple[UOp, bool]] = [(reduce.src[0], False)]
+    while stack:
+        u, broadcast = stack.pop()
+        if u in seen or not _computed_in_place(u):
+            continue
+        seen.add(u)
+        if u.op is Op.EXPAND:
+            broadcast = broadcast or u.type.size > u.src[0].type.size
+        elif broadcast and u.op in ALU:
+            if _element_cost(u) >= BROADCAST_COST:
+                found.append(u)
+            continue  # computed once, or cheap enough (and its sources cheaper) to recompute
+        stack.extend((s, broadcast) for s in u.src if s.type.shape)
+    return found
+
+
+def _element_cost(value: UOp) -> int:
+    """The ALU ops and loads that computing one element of `value` in place spends (each
+    distinct UOp once), stopping at what is read from memory."""
+    cost, seen, stack = 0, set(), [value]
+    while stack:
+        u = stack.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        if not _computed_in_place(u):
+            cost += 1  # a load of a materialized value
+            continue
+        cost += u.op in ALU or u.op is Op.LOAD
+        stack.extend(s for s in u.src if s.type.shape)
+    return cost
 
 
 def _folds_last(reduce: UOp) -> bool:
