@@ -37,6 +37,7 @@ from uir.core.ops import ALU, Op
 from uir.core.schedule import Block, flatten
 from uir.core.uop import UOp
 
+from . import transcendental
 from .abi import (
     ENTRY,
     Layout,
@@ -209,6 +210,19 @@ def _float_math(single: str, double: str, small: str | None = None) -> Render:
     return render
 
 
+def _approximate(kernel: str, make: Callable[[], str], double: str) -> Render:
+    """EXP2, LOG2, SIN: the f32 kernel `kernel` (C text from `make`), `double` on f64, and the
+    double version rounded once on f16/bf16."""
+    others = _float_math("", double)
+
+    def render(ctx: Context, uop: UOp, a: list[str]) -> str:
+        if uop.dtype is f32:
+            return f"{ctx.helpers.use(kernel, make)}({a[0]})"
+        return others(ctx, uop, a)
+
+    return render
+
+
 def _cast(ctx: Context, uop: UOp, a: list[str]) -> str:
     src, d, x = uop.src[0].dtype, uop.dtype, a[0]
     if d.is_bool:
@@ -262,10 +276,11 @@ ALU_RENDER: dict[Op, Render] = {
     Op.SQRT: _float_math("sqrtf({})", "sqrt({})"),  # correctly rounded (IEEE 754 requires it)
     Op.RECIP: _float_math("(1.0f / {})", "(1.0 / {})"),
     Op.TRUNC: _float_math("truncf({})", "trunc({})", small="truncf({})"),
-    # Within 2 ulp (uir.md 4): the double function rounded once to f32 is within 1.
-    Op.EXP2: _float_math("(float)exp2((double){})", "exp2({})"),
-    Op.LOG2: _float_math("(float)log2((double){})", "log2({})"),
-    Op.SIN: _float_math("(float)sin((double){})", "sin({})"),
+    # Within 2 ulp (uir.md 4): on f32 a vectorizable polynomial (transcendental.py, within 1 ulp
+    # on every input, spec/uir-week8.md 6); on f64 libm; on f16/bf16 libm's double rounded once.
+    Op.EXP2: _approximate("uir_exp2_f32", lambda: transcendental.EXP2, "exp2({})"),
+    Op.LOG2: _approximate("uir_log2_f32", lambda: transcendental.LOG2, "log2({})"),
+    Op.SIN: _approximate("uir_sin_f32", transcendental.sin_f32, "sin({})"),
 }
 assert set(ALU_RENDER) == ALU, "every ALU op needs a C rendering"
 

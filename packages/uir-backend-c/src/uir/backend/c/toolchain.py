@@ -31,6 +31,11 @@ FLAGS = (
     # errno is never read by generated code; without it sqrt is one instruction (and vectorizes)
     # instead of a call on the negative path. No value changes.
     "-fno-math-errno",
+    # No code reads the floating-point exception flags, so an operation may run where the source
+    # guards it: without this, gcc will not if-convert a select whose arm holds a float
+    # operation, and the EXP2/LOG2/SIN kernels (transcendental.py) would not vectorize. No value
+    # changes: only the exception flags a program never reads.
+    "-fno-trapping-math",
     # PARALLEL loops run on POSIX threads (render.py's THREAD_POOL).
     "-pthread",
     "-fPIC",
