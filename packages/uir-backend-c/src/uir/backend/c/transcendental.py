@@ -105,60 +105,76 @@ def _two_over_pi() -> int:
     return (2 * one << _BITS) // pi
 
 
-def reduction_table() -> list[tuple[float, float, float]]:
-    """Row b (a biased f32 exponent field): 2^e * 2/pi mod 4, e = max(b, 1) - 150, in three parts.
+# Exponent fields from LARGE up (|x| >= 2^23, where x is an even integer) reduce through the
+# table; below it Cody-Waite in double: n = rint(|x| * 2/pi) < 2^23, so n * PIO2_HI (pi/2 to 29
+# bits) is exact, and pi/2 - PIO2_HI rounded to double carries 53 more bits.
+LARGE = 150
+PIO2_HI = "0x1.921fb54p0"
+PIO2_LO = "0x1.10b4611a62633p-30"
 
-    An f32 x with exponent field b is M * 2^e for an integer M < 2^24. The parts are the fixed-
-    point bits of weight 2^1..2^-22, 2^-23..2^-46, and the rest rounded to 53 bits: so M times
-    each of the first two is exact in double, and x * 2/pi mod 4 is their sum plus a rounded
-    third product, accurate to 2^-75 in absolute terms for every x."""
-    from fractions import Fraction
 
+def reduction_table() -> list[tuple[int, int, int]]:
+    """Row b - LARGE for each exponent field b >= LARGE: 2^e * 2/pi mod 4 with e = b - 150, as the
+    integers A0, A1, A2 of A0 * 2^-22 + A1 * 2^-46 + A2 * 2^-99.
+
+    An f32 x with exponent field b is M * 2^e for an integer M < 2^24. A0 and A1 are 24-bit
+    fixed-point digits (weights 2^1..2^-22 and 2^-23..2^-46), so M times each is exact in double;
+    A2 is the next 53 bits, truncated. x * 2/pi mod 4 is then exact to 2^-75 for every such x."""
     two_over_pi, rows = _two_over_pi(), []
-    for b in range(256):
-        e = max(b, 1) - 150
-        v = (two_over_pi << e) if e >= 0 else (two_over_pi >> -e)
-        v %= 4 << _BITS
+    for b in range(LARGE, 256):  # 255 (inf, NaN) too: its row is read, its result unused
+        v = (two_over_pi << (b - 150)) % (4 << _BITS)
         a0 = v >> (_BITS - 22)
-        rest = v - (a0 << (_BITS - 22))
-        a1 = rest >> (_BITS - 46)
-        rest -= a1 << (_BITS - 46)
-        rows.append((a0 / (1 << 22), a1 / (1 << 46), float(Fraction(rest, 1 << _BITS))))
+        a1 = (v >> (_BITS - 46)) & 0xFFFFFF
+        a2 = (v >> (_BITS - 99)) & ((1 << 53) - 1)
+        rows.append((a0, a1, a2))
     return rows
 
 
 def sin_f32() -> str:
     """The C text of uir_sin_f32, with its reduction table."""
     table = reduction_table()
-    parts = [", ".join(row[i].hex() for row in table) for i in range(3)]
+    parts = [", ".join(str(row[i]) for row in table) for i in range(3)]
     s3, s5, s7, s9 = _SIN
     c4, c6, c8 = _COS
     return f"""\
-/* sin(x) within 1 ulp for every f32 x (spec/uir-week8.md 6), no fallback: the reduction needs no
-   Cody-Waite range limit. x = M * 2^e (M < 2^24 an integer), and x * 2/pi mod 4 = M * T[e]
-   mod 4, T[e] = 2^e * 2/pi mod 4 in three parts (transcendental.reduction_table): M times the
-   first two is exact in double, so n = rint(x * 2/pi) mod 4 and the fraction f are exact but for
-   the rounded third product (2^-75 absolute), and r = f * pi/2 is accurate to double precision
-   even for the f32 closest to a multiple of pi/2. sin or cos of r, by n, in double, rounded once.
-   Inf and NaN give NaN. */
+/* sin(x) within 1 ulp for every f32 x (spec/uir-week8.md 6). |x| * 2/pi = n + f with n mod 4
+   choosing sin or cos of r = f * pi/2, |r| <= pi/4, in double, rounded once. Below 2^23 the
+   reduction is Cody-Waite in double: n < 2^23 and pi/2 in a 29-bit and a 53-bit part. From 2^23
+   up, x = M * 2^e (M < 2^24) and x * 2/pi mod 4 = M * T[e] mod 4, T[e] = 2^e * 2/pi mod 4 in
+   three fixed-point parts (transcendental.reduction_table): M times the first two is exact in
+   double, so only the third product rounds. Both reductions run and one is selected, so the
+   loop has no branch. Inf and NaN give NaN; -x gives -sin(x). */
 static inline float uir_sin_f32(float x) {{
-    /* one array a part: a vectorized loop gathers from each with the same index */
-    static const double t0[256] = {{{parts[0]}}};
-    static const double t1[256] = {{{parts[1]}}};
-    static const double t2[256] = {{{parts[2]}}};
+    /* integers below 2^53, exact as doubles; one array a part, so that a vectorized loop
+       gathers from each with the same index */
+    static const double t0[{len(table)}] = {{{parts[0]}}};
+    static const double t1[{len(table)}] = {{{parts[1]}}};
+    static const double t2[{len(table)}] = {{{parts[2]}}};
     uint32_t bits;
     memcpy(&bits, &x, sizeof bits);
-    int64_t b = (int64_t)(bits >> 23 & 0xffu); /* 64-bit: gcc gathers doubles by 64-bit indices */
-    uint32_t mantissa = bits & 0x7fffffu;
-    double m = (double)(int32_t)(b ? mantissa | 0x800000u : mantissa);
-    double p0 = m * t0[b];
+    int64_t b = (int64_t)(bits >> 23 & 0xffu); /* 64-bit: gcc gathers by 64-bit indices */
+    double a = fabs((double)x);
+    /* |x| < 2^23: Cody-Waite */
+    double near_shifted = a * 0x1.45f306dc9c883p-1 + 0x1.8p52; /* 2/pi */
+    double near_n = near_shifted - 0x1.8p52;
+    double near_r = (a - near_n * {PIO2_HI}) - near_n * {PIO2_LO};
+    /* |x| >= 2^23: the table (an index clamped into it; the row is unused below 2^23) */
+    /* a product, not ?:, or gcc loads the row only in the far lanes: a masked gather, which gcc
+       12 does not vectorize */
+    int64_t row = (int64_t)(b >= {LARGE}) * (b - {LARGE});
+    double m = (double)(int32_t)((bits & 0x7fffffu) | 0x800000u);
+    double p0 = m * (t0[row] * 0x1p-22);
     double quarter = p0 * 0.25 + 0x1.8p52 - 0x1.8p52; /* rint(p0 / 4), exact */
-    double s = (p0 - 4.0 * quarter) + m * t1[b]; /* exact: 49 bits of 2^2..2^-46 */
-    double shifted = s + 0x1.8p52;
-    double n = shifted - 0x1.8p52;
+    double s = (p0 - 4.0 * quarter) + m * (t1[row] * 0x1p-46); /* exact: 49 bits */
+    double far_shifted = s + 0x1.8p52;
+    double far_n = far_shifted - 0x1.8p52;
+    double f = (s - far_n) + m * (t2[row] * 0x1p-99);
+    double far_r = f * 0x1.921fb54442d18p0; /* pi/2 */
+    int64_t far = b >= {LARGE};
+    double r = far ? far_r : near_r;
+    double shifted = far ? far_shifted : near_shifted;
     uint64_t n_bits;
-    memcpy(&n_bits, &shifted, sizeof n_bits);
-    double r = ((s - n) + m * t2[b]) * 0x1.921fb54442d18p0; /* pi/2 */
+    memcpy(&n_bits, &shifted, sizeof n_bits); /* n mod 4 in the low bits */
     double r2 = r * r;
     double sine = r + r * r2 * ({s3} + r2 * ({s5} + r2 * ({s7} + r2 * {s9})));
     double cosine = 1.0 - 0.5 * r2 + r2 * r2 * ({c4} + r2 * ({c6} + r2 * {c8}));
