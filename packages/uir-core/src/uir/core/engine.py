@@ -79,17 +79,22 @@ class _Walk:
         self.trace = current_trace()  # looked up once per walk: untraced walks pay nothing
 
     def run(self, root: UOp) -> UOp:
-        done, stack = self.done, self.stack
+        done, stack, active, bottom_up = self.done, self.stack, self.active, self.bottom_up
         stack.append((root, _VISIT, None))
         while stack:
             uop, state, replacement = stack.pop()
             if state == _VISIT:
                 if uop in done:
                     continue
-                if uop in self.active:
+                if uop in active:
                     raise BackendError(f"rewrite rules loop on {uop}: its rewriting needs itself")
-                self.active.add(uop)
-                if not self.bottom_up and self._try_rules(uop):
+                active.add(uop)
+                if not bottom_up and self._try_rules(uop):
+                    continue
+                if not uop.src:  # a leaf: what _REBUILD would do at once, without the trip
+                    if not bottom_up or not self._try_rules(uop):
+                        done[uop] = uop
+                        active.discard(uop)
                     continue
                 stack.append((uop, _REBUILD, None))
                 stack.extend((s, _VISIT, None) for s in reversed(uop.src) if s not in done)

@@ -13,7 +13,7 @@ put each statement there.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .engine import graph_rewrite
@@ -105,13 +105,22 @@ class LoopNest:
     # Each RANGE -> the ranges around its loop, outermost first.
     around: dict[UOp, tuple[UOp, ...]]
 
+    # Each UOp -> its path, once asked: the scheduler asks again for each UOp's every user.
+    _paths: dict[UOp, tuple[UOp, ...]] = field(default_factory=dict, repr=False, compare=False)
+
     def path(self, uop: UOp) -> tuple[UOp, ...]:
         """The loops `uop` is placed in, outermost first: those of its deepest range."""
+        found = self._paths.get(uop)
+        if found is not None:
+            return found
         ranges = self.inside[uop]
         if not ranges:
-            return ()
-        deepest = max(ranges, key=lambda r: len(self.around[r]))
-        return (*self.around[deepest], deepest)
+            found = ()
+        else:
+            deepest = max(ranges, key=lambda r: len(self.around[r]))
+            found = (*self.around[deepest], deepest)
+        self._paths[uop] = found
+        return found
 
     def outermost(self, ranges: Ranges) -> UOp:
         """The outermost loop among `ranges` (the one an error message names)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from . import shapes
 from .dtypes import I32, VOID, DType, Type
@@ -12,6 +12,32 @@ from .elements import Elements, arg_key
 from .ops import FAST, PARALLEL, Op
 
 __all__ = ["UOp", "arg_key"]
+
+_set = object.__setattr__  # UOp's own __setattr__ refuses every change
+
+
+class _Entry(weakref.ref):
+    """The hash-consing table's weak reference to a UOp, which knows its key: when the UOp is
+    freed, its entry leaves the table (WeakValueDictionary does the same through more Python)."""
+
+    __slots__ = ("key",)
+
+    def __new__(cls, node: UOp, key: tuple) -> _Entry:
+        entry = super().__new__(cls, node, _forget)
+        entry.key = key
+        return entry
+
+    def __init__(self, node: UOp, key: tuple) -> None:
+        super().__init__(node, _forget)
+
+
+_TABLE: dict[tuple, _Entry] = {}
+
+
+def _forget(entry: _Entry) -> None:
+    # A new UOp may already hold the key (the old one died, then an equal one was built).
+    if _TABLE.get(entry.key) is entry:
+        del _TABLE[entry.key]
 
 
 class UOp:
@@ -24,7 +50,6 @@ class UOp:
     """
 
     __slots__ = ("__weakref__", "_bounds", "arg", "op", "src", "type")
-    _table: ClassVar[weakref.WeakValueDictionary[tuple, UOp]] = weakref.WeakValueDictionary()
 
     op: Op
     type: Type
@@ -36,14 +61,18 @@ class UOp:
         if op is Op.CONST and type.shape and isinstance(arg, tuple):
             arg = Elements(arg)
         key = (op, type, src, arg_key(arg))
-        found = cls._table.get(key)
-        if found is not None:
-            return found
+        entry = _TABLE.get(key)
+        if entry is not None:
+            found = entry()
+            if found is not None:
+                return found
         node = super().__new__(cls)
-        for name, value in (("op", op), ("type", type), ("src", src), ("arg", arg)):
-            object.__setattr__(node, name, value)
-        object.__setattr__(node, "_bounds", None)
-        cls._table[key] = node
+        _set(node, "op", op)
+        _set(node, "type", type)
+        _set(node, "src", src)
+        _set(node, "arg", arg)
+        _set(node, "_bounds", None)
+        _TABLE[key] = _Entry(node, key)
         return node
 
     def __setattr__(self, name: str, value: Any) -> None:
