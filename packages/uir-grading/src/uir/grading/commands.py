@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 from uir.cli.grading.commands import (
     MAX_MEMORY_MB,
     MAX_RUNS,
-    NOT_PASSED,
     add_limit_options,
     add_run_options,
     add_sandbox_options,
     integer_in,
 )
 from uir.cli.grading.limits import CHECKOUT_MB
+from uir.cli.grading.status import NOT_PASSED
 from uir.core.plugins import Commands, hookimpl
 
 if TYPE_CHECKING:
