@@ -22,7 +22,7 @@ from uir.backend.c.toolchain import compile_shared, compiler
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C compiler")
 
-# The bound uir.md section 4 states; the kernels measure within 1 (spec/uir-week8.md 6).
+# The bound uir.md section 4 states; the kernels measure within 1 (spec/uir-week8.md 4).
 ULP = 2
 
 HARNESS = """\
@@ -72,6 +72,9 @@ def worst_ulps(library: ctypes.CDLL, op: str, start: int, stride: int, n: int) -
         got, want = np.empty(count, np.float32), np.empty(count, np.float32)
         sweep = getattr(library, f"sweep_{op}")
         sweep(start + first * stride, stride, count, got.ctypes.data, want.ctypes.data)
+        # only the patterns whose bits differ need a closer look (most are equal)
+        differ = got.view(np.uint32) != want.view(np.uint32)
+        got, want = got[differ], want[differ]
         nan = np.isnan(want)
         assert np.array_equal(np.isnan(got), nan), f"{op}: NaN where the reference is not"
         exact = ~nan & (np.isinf(want) | (want == 0))

@@ -826,3 +826,21 @@ def programs(
     See Options for what the arguments admit.
     """
     return _programs(Options(week, dtypes, approximate, max_steps, max_outputs))
+
+
+def through_approximate_ops(sink: UOp) -> UOp:
+    """`sink` with each scalar float value output replaced by EXP2, LOG2 or SIN of it, in turn.
+
+    For programs drawn without approximate ops: every value is then computed exactly on every
+    correct backend, and each output is one approximate op of such a value, so two correct
+    backends agree on it within that op's 2 ulp (uir.md section 4). An approximate op feeding
+    further arithmetic has no such bound (a comparison or a cast to int may turn 1 ulp into any
+    difference), which is why the generator's `approximate` programs compare only a backend
+    with itself."""
+    outputs, turn = [], 0
+    for source in sink.src:
+        if source.type.shape == () and source.dtype.is_float and source.op is not Op.BUFFER:
+            source = UOp(APPROXIMATE_UNARY[turn % 3], source.type, (source,))
+            turn += 1
+        outputs.append(source)
+    return sink.replace(src=tuple(outputs))
