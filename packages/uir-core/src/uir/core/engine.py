@@ -102,9 +102,10 @@ class _Walk:
                 src = tuple(map(done.__getitem__, uop.src))
                 if not all(map(operator.is_, src, uop.src)):
                     # The rebuilt UOp is new: the rules get to see it, as they see what they build.
-                    self._replace(uop, uop.replace(src=src))
-                elif not self.bottom_up or not self._try_rules(uop):
-                    self._finish(uop, uop)
+                    self._replace(uop, UOp(uop.op, uop.type, src, uop.arg))
+                elif not bottom_up or not self._try_rules(uop):
+                    done[uop] = uop  # _finish, inline: this is the walk's commonest step
+                    active.discard(uop)
             else:
                 assert replacement is not None
                 self._finish(uop, done[replacement])

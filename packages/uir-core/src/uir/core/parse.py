@@ -11,7 +11,7 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .dtypes import DTYPES, DType, Type
 from .errors import ParseError
@@ -31,6 +31,13 @@ BLANKS = re.compile(r"[ \t]+")
 BAD_SPACE = re.compile(r"[^\S \t]")  # whitespace other than space and tab
 WORD = re.compile(r"[^ \t]+")
 MAX_NESTING = 64
+# A statement as nearly every one is written, `%x = OP TYPE %a %b ARG`, each word where the full
+# grammar would find it: the parser reads such a statement with one match, and sends any other
+# (and every mistake) through the word-by-word path that says what is wrong and where.
+SIMPLE_STATEMENT = re.compile(
+    r"(%[A-Za-z0-9_.]+)[ \t]+=[ \t]+([A-Z][A-Z0-9_]*)[ \t]+([^ \t]+)"
+    r"((?:[ \t]+%[A-Za-z0-9_.]+(?=[ \t]|$))*)(?:[ \t]+([^% \t].*))?"
+)
 
 
 @dataclass(frozen=True)
@@ -113,8 +120,7 @@ class Program:
         return self.lines.get(uop)
 
 
-@dataclass(frozen=True)
-class _Statement:
+class _Statement(NamedTuple):  # a tuple: built once per statement, cheaper than a dataclass
     line: int
     name: str
     op: Op
@@ -332,6 +338,16 @@ def _statement(
     """One statement, `code` (its line without blanks around it or a comment), which starts at
     `offset` on its line: every error names the word it blames. `types` holds the types this
     parse has already read (a program writes few distinct ones, in every statement)."""
+    simple = SIMPLE_STATEMENT.fullmatch(code) if types is not None else None
+    if simple is not None and not BAD_SPACE.search(code):
+        name, op_name, written_type, operands, written = simple.groups()
+        op_ = Op.__members__.get(op_name)
+        type_ = types.get(written_type) if types is not None else None
+        if op_ is not None and type_ is not None:  # else the full path reads (or rejects) them
+            arg = None
+            if written is not None:
+                arg = parse_argument(written, line, offset + len(code) - len(written))
+            return _Statement(line, name, op_, type_, tuple(operands.split()), arg, code, offset)
     odd = BAD_SPACE.search(code)
     if odd:
         raise ParseError(

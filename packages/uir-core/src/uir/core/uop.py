@@ -14,6 +14,7 @@ from .ops import FAST, PARALLEL, Op
 __all__ = ["UOp", "arg_key"]
 
 _set = object.__setattr__  # UOp's own __setattr__ refuses every change
+_CONST = Op.CONST  # a global: an Enum member's attribute lookup costs several times as much
 
 
 class _Entry(weakref.ref):
@@ -57,8 +58,9 @@ class UOp:
     arg: Any
 
     def __new__(cls, op: Op, type: Type, src: tuple[UOp, ...] = (), arg: Any = None) -> UOp:
-        src = tuple(src)
-        if op is Op.CONST and type.shape and isinstance(arg, tuple):
+        if src.__class__ is not tuple:
+            src = tuple(src)
+        if op is _CONST and type.shape and isinstance(arg, tuple):
             arg = Elements(arg)
         key = (op, type, src, arg_key(arg))
         entry = _TABLE.get(key)
