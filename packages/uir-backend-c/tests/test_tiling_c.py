@@ -2,6 +2,7 @@
 
 With the cost model's thresholds lowered (monkeypatched), small random programs take every rule:
 
+- a convolution (PAD, windows, MUL, a fold over C, KH, KW) blocked over its filters: the same;
 - a fold of a random `[M, K, N]` value over axis 1 without FAST (ADD, MUL, MAX of f32 and i32,
   the source a product of loads or a load): C with the rewrite, C without it and the interpreter
   print the same bits;
@@ -11,6 +12,8 @@ With the cost model's thresholds lowered (monkeypatched), small random programs 
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -25,7 +28,7 @@ from uir.core.ops import Op
 from uir.rewrite import tiling
 from uir.rewrite.passes import tile
 from uir.testing.backends import scheduled
-from uir.testing.movement import expand, load, program, reshape
+from uir.testing.movement import conv2d, expand, load, program, reshape
 from uir.testing.tolerance import fold_bound
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C compiler")
@@ -104,3 +107,28 @@ def test_split_fast_folds_agree_with_the_interpreter_within_their_tolerance(size
     bound = fold_bound(size, np.sum(np.abs(x.astype(np.float64))))
     assert abs(float(got) - exact) <= bound
     assert abs(float(want) - exact) <= bound
+
+
+@SMALL
+@given(
+    batch=st.integers(1, 2),
+    channels=st.integers(1, 3),
+    filters=st.sampled_from([2, 4, 6, 8, 16]),
+    size=st.integers(11, 13),  # output rows size + 2 * padding - 2 above CHANNEL_BLOCK
+    padding=st.integers(0, 1),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_blocked_convolutions_keep_every_bit(batch, channels, filters, size, padding, seed):
+    x_shape, w_shape = (batch, channels, size, size), (filters, channels, 3, 3)
+    sink = program(conv2d(load(0, f32, x_shape), load(1, f32, w_shape), padding=padding))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tiling, "PANEL_BYTES", 0)
+        tiled = tile(sink)
+    assert tiled is not sink  # every shape drawn has a block of 2 filters and rows above 8
+    rng = np.random.default_rng(seed)
+    inputs = {0: values(rng, f32, math.prod(x_shape)), 1: values(rng, f32, math.prod(w_shape))}
+    (want,) = evaluate(sink, inputs)
+    (plain,) = run_c(sink, inputs)
+    (got,) = run_c(tiled, inputs)
+    assert plain.tobytes() == want.tobytes()
+    assert got.tobytes() == want.tobytes()
