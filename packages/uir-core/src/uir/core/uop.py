@@ -203,9 +203,11 @@ class UOp:
         return UOp(Op.END, VOID, (self, *ranges))
 
     @staticmethod
-    def range(end: UOp, rid: int, parallel: bool = False) -> UOp:
-        """A loop counter over 0 .. end-1; `parallel` promises independent iterations."""
-        return UOp(Op.RANGE, I32, (end,), (rid, PARALLEL) if parallel else rid)
+    def range(end: UOp, rid: int, parallel: bool = False, fast: bool = False) -> UOp:
+        """A loop counter over 0 .. end-1; `parallel` promises independent iterations, `fast`
+        marks the loop of a FAST REDUCE (spec/uir-week8.md 1.1)."""
+        arg = (rid, PARALLEL) if parallel else (rid, FAST) if fast else rid
+        return UOp(Op.RANGE, I32, (end,), arg)
 
     @staticmethod
     def sink(*srcs: UOp) -> UOp:

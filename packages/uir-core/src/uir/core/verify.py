@@ -624,7 +624,7 @@ def _check_stack_of_values(c: _Checker, uop: UOp) -> None:
 def _check_range(c: _Checker, uop: UOp) -> None:
     c.arity(uop, 1)
     if range_arg(uop.arg) is None:
-        raise c.fail(uop, "RANGE takes an id (an int >= 0) or (id, PARALLEL)")
+        raise c.fail(uop, "RANGE takes an id (an int >= 0) or (id, PARALLEL), or (id, FAST)")
     if uop.type != I32:
         raise c.fail(uop, f"RANGE counts in i32, not {uop.type}")
     end = uop.src[0]
