@@ -47,8 +47,8 @@ def lower_shapes(flat: UOp, fuse: bool = True) -> UOp:
 
 
 def tile(sink: UOp) -> UOp:
-    """The loop-nest rewrites of uir.rewrite.tiling: matmul-shaped folds tiled (same bits),
-    large FAST folds split into independent partial folds."""
+    """The loop-nest rewrites of uir.rewrite.tiling: matmul-shaped folds tiled and convolutions'
+    filters blocked (same bits), large FAST folds split into independent partial folds."""
     return in_loops(lambda root, origins: graph_rewrite(root, tile_rules, origins=origins), sink)
 
 
@@ -72,8 +72,8 @@ PASSES = (
     Pass(
         "tile",
         "rangeify",
-        "tile matmul-shaped folds for the caches (same bits); split large FAST folds into "
-        "independent lanes and parts",
+        "tile matmul-shaped folds and block convolutions' filters for the caches (same bits); "
+        "split large FAST folds into independent lanes and parts",
         tile,
         before="rangeify",
     ),
