@@ -438,6 +438,10 @@ def serve(path: Path) -> tuple[subprocess.Popen, str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # A shell's background job starts with SIGINT ignored, and Python then installs no
+        # Ctrl-C handler: the server would not hear the SIGINT `stop` sends (a run of the tests
+        # launched with `&` hung here). Ctrl-C is what this tests, so the child gets it back.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     line = process.stdout.readline()
     url = re.search(r"http://127\.0\.0\.1:\d+/", line)
