@@ -5,12 +5,14 @@ shows as 16 times the memory for 4 times the program, a linear one as 4."""
 
 from __future__ import annotations
 
+import gc
 import tracemalloc
 
 import pytest
 
 from uir.cli.main import main
 from uir.testing.chains import (
+    chain_text,
     constants_text,
     nested_calls_text,
     sequential_loops_text,
@@ -48,6 +50,46 @@ def test_check_needs_memory_in_proportion_to_the_program(tmp_path, capsys, shape
     large = _check_peak(tmp_path, make(4 * n), capsys)
     # Linear: about 4 (measured 3.8 for the loops); the loops were 14.5 before issue 24.
     assert large < 8 * small, (shape, small, large)
+
+
+# The shapes scalar statements are written in, besides those above: `x_k = x_(k-1) * c_k + x_0`
+# (simplify rewrites every link) and the benchmark's mix of arithmetic, CALLs and STACKs.
+PIPELINE_SHAPES = {**SHAPES, "chain": (chain_text, 500)}
+
+
+def _peak(tmp_path, text: str, capsys, command: list[str]) -> int:
+    """The allocation peak of `uir COMMAND` on `text`, the less of two runs: the first may grow
+    a table that lives across programs (the hash-consing table of every live UOp), whose one
+    resize costs in proportion to the process, not to this program."""
+    return min(_one_peak(tmp_path, text, capsys, command) for _ in range(2))
+
+
+def _one_peak(tmp_path, text: str, capsys, command: list[str]) -> int:
+    path = tmp_path / "p.uir"
+    path.write_text(text)
+    gc.collect()  # garbage of earlier tests must not be freed (or counted) inside the window
+    tracemalloc.start()
+    try:
+        code = main([*command, str(path)])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, ""), (command, err)
+    assert out  # the optimized program, or the C source
+    return peak
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [["opt"], ["render", "--backend", "c"]])
+@pytest.mark.parametrize("shape", PIPELINE_SHAPES)
+def test_opt_and_render_need_memory_in_proportion(tmp_path, capsys, shape, command) -> None:
+    """The passes and the C renderer, like check: 4 times the program, about 4 times the peak
+    (a pass that kept, say, every UOp's set of earlier UOps would show 16)."""
+    make, n = PIPELINE_SHAPES[shape]
+    small = _peak(tmp_path, make(n), capsys, command)
+    large = _peak(tmp_path, make(4 * n), capsys, command)
+    assert large < 6 * small, (shape, command, small, large)
 
 
 def _run(tmp_path, text: str, capsys, *args: str) -> str:

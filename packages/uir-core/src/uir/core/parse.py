@@ -34,6 +34,7 @@ MAX_NESTING = 64
 # A statement as nearly every one is written, `%x = OP TYPE %a %b ARG`, each word where the full
 # grammar would find it: the parser reads such a statement with one match, and sends any other
 # (and every mistake) through the word-by-word path that says what is wrong and where.
+SIMPLE_LENGTH = 200
 SIMPLE_STATEMENT = re.compile(
     r"(%[A-Za-z0-9_.]+)[ \t]+=[ \t]+([A-Z][A-Z0-9_]*)[ \t]+([^ \t]+)"
     r"((?:[ \t]+%[A-Za-z0-9_.]+(?=[ \t]|$))*)(?:[ \t]+([^% \t].*))?"
@@ -338,7 +339,10 @@ def _statement(
     """One statement, `code` (its line without blanks around it or a comment), which starts at
     `offset` on its line: every error names the word it blames. `types` holds the types this
     parse has already read (a program writes few distinct ones, in every statement)."""
-    simple = SIMPLE_STATEMENT.fullmatch(code) if types is not None else None
+    # A long statement (a SINK of thousands of operands) is cut by str.split alone: the match's
+    # backtracking state would grow with its operands, doubling the parse's peak memory.
+    short = types is not None and len(code) <= SIMPLE_LENGTH
+    simple = SIMPLE_STATEMENT.fullmatch(code) if short else None
     if simple is not None and not BAD_SPACE.search(code):
         name, op_name, written_type, operands, written = simple.groups()
         op_ = Op.__members__.get(op_name)
