@@ -84,6 +84,12 @@ def timed(label: str, fn, *args):
     return result
 
 
+def scalar_statements_text(statements: int) -> str:
+    """`program_text`: scalar arithmetic with CALLs, STACKs and INDEXes (the issue's "100k scalar
+    statements")."""
+    return program_text(statements)
+
+
 # Each shape of issue 24 item 4 -> how to write it, and its size at scale 1.
 SHAPES = {
     "sequential loops": (sequential_loops_text, 10_000),
@@ -91,6 +97,7 @@ SHAPES = {
     "STACK elements": (wide_stack_text, 100_000),
     "nested CALLs": (nested_calls_text, 5_000),
     "constants": (constants_text, 30_000),
+    "scalar statements": (scalar_statements_text, 100_000),
 }
 
 
@@ -100,44 +107,123 @@ def _cpu(fn, *args):
     return result, time.process_time() - start
 
 
-def shapes(scale: float) -> None:
-    """check (parse and verify), opt (the default passes) and render (lowered for C, then C)
-    of each shape, in CPU seconds and microseconds a statement, and check's allocation peak."""
+def _peak(fn, *args) -> float:
+    """The peak of Python's allocations while `fn` runs, in MB (tracemalloc slows what it
+    traces, so this is a run of its own)."""
     import tracemalloc
+
+    tracemalloc.start()
+    try:
+        fn(*args)
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def measure(make, n: int, registry, memory: bool = True) -> dict[str, float]:
+    """check (parse and verify), opt (the default passes) and render (lowered for C, then C) of
+    `make(n)` in CPU seconds, with the units (statements, or one statement's operands) and,
+    when `memory`, the allocation peaks of check and of opt plus render."""
+    c = registry.backend("c")
+    text = make(n)
+    program, check = _cpu(parse, text, "bench.uir")
+    _, verifying = _cpu(verify, program)
+
+    def optimize(sink):
+        return run_passes(sink, registry.pipeline())
+
+    def render(sink):
+        return c.render(prepare(sink, "kernels", registry.pipeline((), (), "kernels")))
+
+    _, opt = _cpu(optimize, program.sink)
+    _, rendering = _cpu(render, program.sink)
+    found = {
+        "units": max(text.count("\n"), n),
+        "check": check + verifying,
+        "opt": opt,
+        "render": rendering,
+    }
+    if memory:
+        found["check MB"] = _peak(lambda: verify(parse(text, "bench.uir")))
+        found["opt+render MB"] = _peak(lambda: (optimize(program.sink), render(program.sink)))
+    return found
+
+
+def shapes(scale: float, memory: bool = True) -> None:
+    """Each shape at `scale` and at twice that: microseconds a unit for check, opt and render,
+    the allocation peaks, and how each grows when the program doubles (2.0 is linear, 4.0
+    quadratic)."""
+    registry = load_registry()
+    print(
+        f"{'shape':<18} {'n':>7} {'units':>7}  {'check':>6} {'opt':>6} {'render':>6} us/unit"
+        f"  {'check':>6} {'opt+rdr':>7} MB"
+    )
+    for name, (make, full) in SHAPES.items():
+        n = max(2, int(full * scale))
+        small, large = measure(make, n, registry, memory), measure(make, 2 * n, registry, memory)
+        for size, m in ((n, small), (2 * n, large)):
+            per = 1e6 / m["units"]
+            mb = f"  {m['check MB']:6.1f} {m['opt+render MB']:7.1f}" if memory else ""
+            print(
+                f"{name:<18} {size:>7} {m['units']:>7}  {m['check'] * per:6.1f} "
+                f"{m['opt'] * per:6.1f} {m['render'] * per:6.1f}{mb}"
+            )
+        keys = ["check", "opt", "render"] + (["check MB", "opt+render MB"] if memory else [])
+        growth = "  ".join(f"{k} x{large[k] / max(small[k], 1e-9):.2f}" for k in keys)
+        print(f"{'':<18} growth at 2n: {growth}")
+    print("(units: statements, or a SINK's or STACK's operands; CPU time, the machine shared)")
+
+
+def run_c(statements: int) -> None:
+    """Where `uir run --backend c` spends its time on a program of `statements` statements:
+    check, lowering and rendering, the C compiler (uncached, at -O3 and at -O1), loading and
+    running."""
+    import subprocess
+    import tempfile
+
+    from uir.backend.c.toolchain import build_flags, compiler
 
     registry = load_registry()
     c = registry.backend("c")
-    print(f"{'shape':<17} {'n':>8} {'units':>8}  check (us/unit, MB peak)   opt      render")
-    for name, (make, full) in SHAPES.items():
-        n = max(2, int(full * scale))
-        text = make(n)
-        units = max(text.count("\n"), n)  # statements, or operands of one statement
-        program, check = _cpu(parse, text, "bench.uir")
-        _, verifying = _cpu(verify, program)
-        check += verifying
-        tracemalloc.start()  # a second check, for its peak: tracemalloc slows what it traces
-        verify(parse(text, "bench.uir"))
-        peak = tracemalloc.get_traced_memory()[1] / 2**20
-        tracemalloc.stop()
-        _, opt = _cpu(run_passes, program.sink, registry.pipeline())
-        ready, lowering = _cpu(
-            prepare, program.sink, "kernels", registry.pipeline((), (), "kernels")
-        )
-        _, rendering = _cpu(c.render, ready)
-        render = lowering + rendering
-        per = 1e6 / units
-        print(
-            f"{name:<17} {n:>8} {units:>8}  {check:6.2f} s ({check * per:5.1f}, "
-            f"{peak:6.1f})   {opt:6.2f} s {render:6.2f} s ({render * per:5.1f} us/unit)"
-        )
-    print("(units: statements, or a SINK's or STACK's operands; CPU seconds, the machine shared)")
+    text = sequential_loops_text(statements // 8)
+    program, check = _cpu(parse, text, "bench.uir")
+    _, verifying = _cpu(verify, program)
+    ready, lowering = _cpu(prepare, program.sink, "kernels", registry.pipeline((), (), "kernels"))
+    source, rendering = _cpu(c.render, ready)
+    units = text.count("\n")
+    print(f"sequential loops, {units} statements, {source.count(chr(10))} lines of C")
+    for label, seconds in (
+        ("check", check + verifying),
+        ("lower", lowering),
+        ("render", rendering),
+    ):
+        print(f"  {label:<10} {seconds:7.2f} s CPU  {seconds * 1e6 / units:7.1f} us/statement")
+    command = compiler()
+    if command is None:
+        print("  (no C compiler)")
+        return
+    flags = build_flags(command)
+    with tempfile.TemporaryDirectory() as work:
+        file = f"{work}/p.c"
+        with open(file, "w") as out:
+            out.write(source)
+        for level in ("-O3", "-O1", "-O0"):
+            argv = [*command, *(level if f == "-O3" else f for f in flags), file]
+            start = time.perf_counter()
+            subprocess.run([*argv, "-o", f"{work}/p.so", "-lm"], check=True)
+            wall = time.perf_counter() - start
+            print(f"  cc {level:<6} {wall:7.2f} s wall  {wall * 1e6 / units:7.1f} us/statement")
 
 
 def main() -> None:
     if "--shapes" in sys.argv:
         at = sys.argv.index("--shapes")
         scale = float(sys.argv[at + 1]) if len(sys.argv) > at + 1 else 1.0
-        shapes(scale)
+        shapes(scale, memory="--no-memory" not in sys.argv)
+        return
+    if "--run-c" in sys.argv:
+        at = sys.argv.index("--run-c")
+        run_c(int(sys.argv[at + 1]) if len(sys.argv) > at + 1 else 8_000)
         return
     statements = int(sys.argv[1]) if len(sys.argv) > 1 else 50_000
     text = program_text(statements)

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from uir.cli.grading.matrix import grades, write_reports
+from uir.grading.matrix import grades, write_reports
 from uir.testing import browser
 
 

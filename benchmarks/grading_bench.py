@@ -33,7 +33,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from uir.cli.grading import crossgrade, matrix, resultlog
 from uir.cli.grading.forkserver import ForkServer
 from uir.cli.grading.harness import Compiler, reference_compiler, run_tests
 from uir.cli.grading.isolation import (
@@ -45,6 +44,7 @@ from uir.cli.grading.isolation import (
 )
 from uir.cli.grading.limits import Limits
 from uir.cli.grading.sandbox import ExecLauncher
+from uir.grading import crossgrade, matrix, resultlog
 
 SUITE = Path(__file__).resolve().parents[1] / "suites" / "week1"
 # The student compiler runs in the sandbox, which has the system's Python, not this one.

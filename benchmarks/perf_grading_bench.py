@@ -22,9 +22,9 @@ from pathlib import Path
 from uir.cli.grading.harness import student_compiler
 from uir.cli.grading.isolation import compiler_environment, isolate
 from uir.cli.grading.limits import Limits
-from uir.cli.grading.perf import measure
 from uir.cli.grading.sandbox import ExecLauncher
 from uir.cli.grading.testfile import parse_test
+from uir.grading.perf import measure
 
 BENCHMARK = (
     "# expect: 42\n%x = CONST i32 40\n%y = CONST i32 2\n%s = ADD i32 %x %y\n%o = SINK void %s\n"

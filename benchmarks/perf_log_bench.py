@@ -4,7 +4,7 @@ every pair (what it did before), for runs of growing numbers of (team, benchmark
 
 Run: uv run python benchmarks/perf_log_bench.py [PAIRS...]
 Prints, per number of pairs, the seconds and bytes written each way, and the seconds a rerun
-takes to read the log back (`course_actions.logged_measurements`). Nothing here asserts a time.
+takes to read the log back (`actions.logged_measurements`). Nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import sys
 import tempfile
 import time
 
-from uir.cli.grading import course_actions, perf_report, resultlog
-from uir.cli.grading.perf import Measurement
-from uir.cli.grading.shards import Shard, write_partial
+from uir.grading import actions, perf_report, resultlog
+from uir.grading.perf import Measurement
+from uir.grading.shards import Shard, write_partial
 
 SHARD = Shard(1, 1)
 
@@ -63,9 +63,7 @@ def main() -> None:
             log_path = os.path.join(directory, "log.jsonl")
             began = time.perf_counter()
             with resultlog.opened_log(log_path, "f", SHARD) as log:
-                kept = course_actions.logged_measurements(
-                    log, [(m.team, m.benchmark) for m in measured]
-                )
+                kept = actions.logged_measurements(log, [(m.team, m.benchmark) for m in measured])
             read_s = time.perf_counter() - began
             assert len(kept) == pairs
         print(

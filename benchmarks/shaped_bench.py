@@ -46,11 +46,12 @@ def best(call: Callable[[], object], repeats: int = REPEATS) -> float:
 
 
 def entry_point(
-    sink: UOp, threads: int = 1, flags: tuple[str, ...] | None = None
+    sink: UOp, threads: int = 1, flags: tuple[str, ...] | None = None, optimize: bool = False
 ) -> Callable[..., None]:
     """The program's C entry point, loaded in this process, its PARALLEL loops on `threads`
-    threads (render.py's `uir_program_threads`), compiled with `flags` (None: the backend's)."""
-    source = CBackend().render(scheduled(sink))
+    threads (render.py's `uir_program_threads`), compiled with `flags` (None: the backend's);
+    `optimize`: after the optimizing passes too (the `tile` pass among them), as `uir run`."""
+    source = CBackend().render(scheduled(sink, optimize))
     library = ctypes.CDLL(str(compile_shared([source], flags)))
     library.uir_program_threads.argtypes = [ctypes.c_int32, ctypes.c_int64]
     library.uir_program_threads(threads, -1)

@@ -1,5 +1,5 @@
-"""Installing only uir-core and uir-cli gives a working `uir run` (no backend is needed) and
-`uir viz` (its page assets are package data)."""
+"""Installing only uir-core and uir-cli gives a working `uir run` (no backend is needed), `uir
+viz` (its page assets are package data) and the student's grader (`uir test`)."""
 
 import shutil
 import subprocess
@@ -45,6 +45,24 @@ def test_core_and_cli_alone_run_a_program(tmp_path):
         f"{program}: error: unknown backend 'c' (installed: interp): it comes with the package "
         "uir-backend-c, which is not installed here (`uv pip install packages/uir-backend-c` in "
         "the UIR repository, or `uv sync` there for every package)\n"
+    )
+    # The student's grader comes with uir-cli; the staff's commands with uir-grading, whose
+    # command names say what to install.
+    for command in ("test", "mutants", "validate-tests"):
+        done = subprocess.run(
+            [str(venv / "bin" / "uir"), command, "--help"], capture_output=True, check=False
+        )
+        assert done.returncode == 0, done.stderr
+    done = subprocess.run(
+        [str(venv / "bin" / "uir"), "grade", "roster.toml", "--tests", "t"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert (
+        "`uir grade` comes with the package uir-grading, which is not installed here "
+        "(`uv pip install packages/uir-grading` in the UIR repository)" in done.stderr
     )
     # The viz page's assets are package data: an installed uir-cli writes the whole page.
     page = tmp_path / "add.html"

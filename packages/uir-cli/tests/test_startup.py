@@ -54,15 +54,19 @@ def test_running_a_program_does_import_numpy():
 
 def test_starting_uir_imports_no_grading_module_beyond_the_command_lines():
     probe = (
-        "import sys\nfrom uir.cli.main import main\n"
-        "print(' '.join(sorted(m for m in sys.modules if m.startswith('uir.cli.grading.'))))"
+        "import sys\nfrom uir.cli.main import build_parser\nbuild_parser()\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith(('uir.cli.grading.', "
+        "'uir.grading.', 'uir.backend.')))))"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
     )
-    # The command lines and the limits they default to; the grader itself loads when it runs.
+    # The command lines (uir-cli's, and those the installed uir-grading adds through the hook
+    # uir_commands) and the limits they default to; the grader itself loads when it runs, and
+    # no backend loads to build the command line.
     assert set(done.stdout.split()) <= {
         "uir.cli.grading.commands",
-        "uir.cli.grading.course_commands",
         "uir.cli.grading.limits",
+        "uir.cli.grading.status",
+        "uir.grading.commands",
     }

@@ -74,7 +74,7 @@ def node_named(data: dict, name: str) -> int:
 def test_the_data_lists_each_uop_once_and_the_rules_in_the_order_they_fired():
     data = data_of(FOLDING)
     assert data["error"] is None
-    assert [p["name"] for p in data["passes"]] == ["inline", "fold", "simplify"]
+    assert [p["name"] for p in data["passes"]] == ["inline", "fold", "simplify", "tile"]
     assert [data["rules"][rule]["name"] for rule, *_ in data["steps"]] == RULES
     assert [data["steps"][i][3] for p in data["passes"] for i in p["steps"]] == [1, 1, 2]
     (root,) = data["roots"]
@@ -107,7 +107,7 @@ def test_the_pipelines_own_checks_are_not_steps():
     # bounds: rule applications outside every pass, which the page does not list.
     text = (ROOT / "examples" / "call_nested.uir").read_text()
     data = page_data(text, "call_nested.uir", rewrites(skip=("inline",)))
-    assert [p["name"] for p in data["passes"]] == ["fold", "simplify"]
+    assert [p["name"] for p in data["passes"]] == ["fold", "simplify", "tile"]
     assert sorted(i for p in data["passes"] for i in p["steps"]) == list(range(len(data["steps"])))
     assert "inline a CALL" not in [rule["name"] for rule in data["rules"]]
 
@@ -195,6 +195,7 @@ def test_a_pass_that_fails_shows_the_passes_before_it_and_the_error():
         ("inline", False),
         ("fold", False),
         ("simplify", False),
+        ("tile", False),
         ("broken", True),
     ]
 

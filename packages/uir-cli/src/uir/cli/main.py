@@ -8,11 +8,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from uir.core import UIRError
-from uir.core.errors import UsageError
+from uir.core.errors import BackendError, UsageError
+from uir.core.plugins import load_commands
 
 from . import plugins_command, program_commands
 from .grading import commands as grading_commands
-from .grading import course_commands
 from .output import flush_output, output_error
 from .viz import command as viz_command
 
@@ -32,7 +32,24 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         # argparse exits 2 by default, but 2 means a parse error of the program: usage is 1.
-        raise UsageError(f"{message} (see '{self.prog} --help')")
+        raise UsageError(f"{message}{_provider(message)} (see '{self.prog} --help')")
+
+
+# The commands of UIR's own packages beyond this one -> the package that adds each (through the
+# hook uir_commands): a name that an installation lacks says what to install.
+COMMAND_PROVIDERS = dict.fromkeys(
+    ("grade", "grade-merge", "collect", "perf", "perf-merge", "gradebook"), "uir-grading"
+)
+
+
+def _provider(message: str) -> str:
+    for name, package in COMMAND_PROVIDERS.items():
+        if f"invalid choice: '{name}'" in message:
+            return (
+                f"; `uir {name}` comes with the package {package}, which is not installed here "
+                f"(`uv pip install packages/{package}` in the UIR repository)"
+            )
+    return ""
 
 
 TOP_EPILOG = f"""\
@@ -48,11 +65,12 @@ examples:
 {program_commands.EXIT_CODES}
 """
 
+# The commands of this package, in the order `uir --help` lists them; the installed packages'
+# follow (the hook uir_commands, as passes and backends arrive through theirs).
 COMMAND_MODULES = (
     program_commands,
     plugins_command,
     grading_commands,
-    course_commands,
     viz_command,
 )
 
@@ -83,6 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands.required = True
     for module in COMMAND_MODULES:
         module.register(commands, common)
+    for plugin, added in load_commands():
+        try:
+            added.register(commands, common)
+        except argparse.ArgumentError as exc:  # a name taken twice
+            raise BackendError(f"plugin '{plugin}' failed to add its commands: {exc}") from exc
     return parser
 
 
@@ -99,10 +122,9 @@ def _report(error: UIRError, where: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `uir` script: returns the exit code."""
-    parser = build_parser()
     where = "uir"
     try:
-        args = parser.parse_args(argv)
+        args = build_parser().parse_args(argv)
         args.plugin_modules = args.leading_plugin_modules + args.plugin_modules
         where = getattr(args, "file", None) or "uir"
         if where == "-":

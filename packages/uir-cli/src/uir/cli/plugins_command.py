@@ -1,10 +1,11 @@
-"""`uir plugins`: what is installed, its passes by stage, and which backends can run here."""
+"""`uir plugins`: what is installed, its passes by stage, which backends can run here, and the
+commands installed packages add."""
 
 from __future__ import annotations
 
 import argparse
 
-from uir.core.plugins import load_registry
+from uir.core.plugins import load_commands, load_registry
 
 from .output import write_output
 
@@ -30,8 +31,24 @@ def plugins_command(args: argparse.Namespace) -> int:
             f"  {name:<8} {backend.description}; takes {form} "
             f"[{registry.backend_owners[name]}]; {status}"
         )
+    added = added_commands()
+    if added:  # the section is left out where no package adds commands
+        lines.append("commands added by plugins:")
+        lines += [f"  {name:<14} [{plugin}]" for name, plugin in added]
     write_output("\n".join(lines) + "\n")
     return 0
+
+
+def added_commands() -> list[tuple[str, str]]:
+    """Each subcommand the installed packages add (the hook uir_commands), with its plugin."""
+    commands = argparse.ArgumentParser(add_help=False).add_subparsers()
+    common = argparse.ArgumentParser(add_help=False)
+    found: list[tuple[str, str]] = []
+    for plugin, group in load_commands():
+        before = set(commands.choices)
+        group.register(commands, common)
+        found += [(name, plugin) for name in commands.choices if name not in before]
+    return found
 
 
 def register(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:

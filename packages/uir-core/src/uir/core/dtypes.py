@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -43,41 +43,35 @@ class DType:
         """The bytes of one element in a buffer: a bool takes a byte."""
         return max(1, self.bits // 8)
 
-    @property
-    def is_void(self) -> bool:
-        return self.kind is DTypeKind.VOID
+    # What the kind and bits imply, worked out once per dtype: every walk asks these of nearly
+    # every UOp, and a property recomputing them from an Enum was measurable in `uir check`.
+    is_void: bool = field(init=False, repr=False)
+    is_int: bool = field(init=False, repr=False)
+    is_float: bool = field(init=False, repr=False)
+    is_bool: bool = field(init=False, repr=False)
+    is_number: bool = field(init=False, repr=False)
+    signed: bool = field(init=False, repr=False)
+    min: int = field(init=False, repr=False)  # smallest value of an int or bool dtype
+    max: int = field(init=False, repr=False)  # largest value of an int or bool dtype
 
-    @property
-    def is_int(self) -> bool:
-        return self.kind in (DTypeKind.SINT, DTypeKind.UINT)
-
-    @property
-    def is_float(self) -> bool:
-        return self.kind is DTypeKind.FLOAT
-
-    @property
-    def is_bool(self) -> bool:
-        return self.kind is DTypeKind.BOOL
-
-    @property
-    def is_number(self) -> bool:
-        return self.is_int or self.is_float
-
-    @property
-    def signed(self) -> bool:
-        return self.kind is DTypeKind.SINT
-
-    @property
-    def min(self) -> int:
-        """Smallest value of an int or bool dtype."""
-        return -(1 << (self.bits - 1)) if self.signed else 0
-
-    @property
-    def max(self) -> int:
-        """Largest value of an int or bool dtype."""
-        if self.is_bool:
-            return 1
-        return (1 << (self.bits - 1)) - 1 if self.signed else (1 << self.bits) - 1
+    def __post_init__(self) -> None:
+        kind, bits = self.kind, self.bits
+        is_int = kind in (DTypeKind.SINT, DTypeKind.UINT)
+        signed = kind is DTypeKind.SINT
+        facts = {
+            "is_void": kind is DTypeKind.VOID,
+            "is_int": is_int,
+            "is_float": kind is DTypeKind.FLOAT,
+            "is_bool": kind is DTypeKind.BOOL,
+            "is_number": is_int or kind is DTypeKind.FLOAT,
+            "signed": signed,
+            "min": -(1 << (bits - 1)) if signed else 0,
+            "max": 1
+            if kind is DTypeKind.BOOL
+            else ((1 << (bits - 1)) - 1 if signed else (1 << bits) - 1),
+        }
+        for name, value in facts.items():
+            object.__setattr__(self, name, value)
 
     @property
     def storage(self) -> np.dtype:

@@ -29,12 +29,17 @@ _NUMPY = {"d": "float64", "q": "int64", "Q": "uint64", "B": "bool"}
 _U64 = (0, (1 << 64) - 1)
 
 
+_NO_ARGUMENT = (type(None), None)
+
+
 def arg_key(arg: Any) -> Any:
     """A key under which UOp arguments compare by value: floats by their bits, kinds kept apart.
 
     Every NaN is one key: a NaN's sign and payload are unspecified (uir.md section 3), and the
     text format has a single `nan`, so the printer could not keep them apart anyway.
     """
+    if arg is None:  # most UOps have no argument
+        return _NO_ARGUMENT
     if isinstance(arg, Elements):
         return arg.key
     if isinstance(arg, tuple):

@@ -79,17 +79,22 @@ class _Walk:
         self.trace = current_trace()  # looked up once per walk: untraced walks pay nothing
 
     def run(self, root: UOp) -> UOp:
-        done, stack = self.done, self.stack
+        done, stack, active, bottom_up = self.done, self.stack, self.active, self.bottom_up
         stack.append((root, _VISIT, None))
         while stack:
             uop, state, replacement = stack.pop()
             if state == _VISIT:
                 if uop in done:
                     continue
-                if uop in self.active:
+                if uop in active:
                     raise BackendError(f"rewrite rules loop on {uop}: its rewriting needs itself")
-                self.active.add(uop)
-                if not self.bottom_up and self._try_rules(uop):
+                active.add(uop)
+                if not bottom_up and self._try_rules(uop):
+                    continue
+                if not uop.src:  # a leaf: what _REBUILD would do at once, without the trip
+                    if not bottom_up or not self._try_rules(uop):
+                        done[uop] = uop
+                        active.discard(uop)
                     continue
                 stack.append((uop, _REBUILD, None))
                 stack.extend((s, _VISIT, None) for s in reversed(uop.src) if s not in done)
@@ -97,9 +102,10 @@ class _Walk:
                 src = tuple(map(done.__getitem__, uop.src))
                 if not all(map(operator.is_, src, uop.src)):
                     # The rebuilt UOp is new: the rules get to see it, as they see what they build.
-                    self._replace(uop, uop.replace(src=src))
-                elif not self.bottom_up or not self._try_rules(uop):
-                    self._finish(uop, uop)
+                    self._replace(uop, UOp(uop.op, uop.type, src, uop.arg))
+                elif not bottom_up or not self._try_rules(uop):
+                    done[uop] = uop  # _finish, inline: this is the walk's commonest step
+                    active.discard(uop)
             else:
                 assert replacement is not None
                 self._finish(uop, done[replacement])

@@ -13,13 +13,13 @@ put each statement there.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .engine import graph_rewrite
 from .errors import VerifyError
 from .memory import version_of
-from .ops import PARALLEL, Op
+from .ops import FAST, PARALLEL, Op
 from .pattern import P, Rules
 from .uop import UOp
 
@@ -30,13 +30,14 @@ _NONE: Ranges = frozenset()
 
 def range_arg(arg: Any) -> tuple[int, bool] | None:
     """A RANGE's argument read as `(id, parallel)`: `id` is a sequential loop, `(id, PARALLEL)`
-    one whose iterations are independent (spec/uir-week7.md). None when it is neither form or the
-    id is not an int >= 0."""
-    parallel = isinstance(arg, tuple) and len(arg) == 2 and arg[1] == PARALLEL
-    rid = arg[0] if parallel else arg
+    one whose iterations are independent (spec/uir-week7.md), `(id, FAST)` a sequential loop
+    folding a FAST REDUCE (spec/uir-week8.md section 1.1). None when it is none of these forms or
+    the id is not an int >= 0."""
+    marked = isinstance(arg, tuple) and len(arg) == 2 and arg[1] in (PARALLEL, FAST)
+    rid = arg[0] if marked else arg
     if not isinstance(rid, int) or isinstance(rid, bool) or rid < 0:
         return None
-    return rid, parallel
+    return rid, marked and arg[1] == PARALLEL
 
 
 def range_id(rng: UOp) -> int:
@@ -51,6 +52,14 @@ def is_parallel(rng: UOp) -> bool:
     once (spec/uir-week7.md)."""
     read = range_arg(rng.arg)
     return read is not None and read[1]
+
+
+def is_fast(rng: UOp) -> bool:
+    """Whether a RANGE is marked FAST: it runs in order, but the accumulator it carries folds a
+    FAST REDUCE, so a backend may split its iterations over threads and combine the partial
+    folds in any grouping (spec/uir-week8.md section 1.1)."""
+    arg = rng.arg
+    return isinstance(arg, tuple) and len(arg) == 2 and arg[1] == FAST
 
 
 def carried_across(ref: UOp) -> frozenset[UOp]:
@@ -105,13 +114,22 @@ class LoopNest:
     # Each RANGE -> the ranges around its loop, outermost first.
     around: dict[UOp, tuple[UOp, ...]]
 
+    # Each UOp -> its path, once asked: the scheduler asks again for each UOp's every user.
+    _paths: dict[UOp, tuple[UOp, ...]] = field(default_factory=dict, repr=False, compare=False)
+
     def path(self, uop: UOp) -> tuple[UOp, ...]:
         """The loops `uop` is placed in, outermost first: those of its deepest range."""
+        found = self._paths.get(uop)
+        if found is not None:
+            return found
         ranges = self.inside[uop]
         if not ranges:
-            return ()
-        deepest = max(ranges, key=lambda r: len(self.around[r]))
-        return (*self.around[deepest], deepest)
+            found = ()
+        else:
+            deepest = max(ranges, key=lambda r: len(self.around[r]))
+            found = (*self.around[deepest], deepest)
+        self._paths[uop] = found
+        return found
 
     def outermost(self, ranges: Ranges) -> UOp:
         """The outermost loop among `ranges` (the one an error message names)."""

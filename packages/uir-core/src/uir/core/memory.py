@@ -28,29 +28,39 @@ VERSIONS = frozenset({Op.BUFFER, Op.LOCAL, Op.AFTER})
 BUFFERS = frozenset({Op.BUFFER, Op.LOCAL})
 
 
+# The ops whose kind depends on their first source, and the effects. Sets of ops and module-level
+# names: `kind` runs for nearly every UOp of every walk, and an Enum member's attribute lookup
+# (`Op.SHRINK`, `Kind.VALUE`) costs several times a global's.
+_WINDOWS = frozenset({Op.SHRINK, Op.INDEX})
+_EFFECTS = frozenset({Op.STORE, Op.END})
+_SHRINK = Op.SHRINK
+_VALUE, _MEMORY, _PLACE, _EFFECT = Kind.VALUE, Kind.MEMORY, Kind.PLACE, Kind.EFFECT
+
+
 def kind(uop: UOp) -> Kind:
     """The kind of thing `uop` denotes, from its op (and, for INDEX, its first source)."""
-    if uop.op in VERSIONS:
-        return Kind.MEMORY
-    if uop.op in (Op.SHRINK, Op.INDEX):
+    op = uop.op
+    if op in VERSIONS:
+        return _MEMORY
+    if op in _WINDOWS:
         # A SHRINK or INDEX of a value is a value (a movement op, or an element of a vector);
         # of memory, a window or a place. Walked without recursion: windows nest arbitrarily.
         base = uop
-        while base.op is Op.SHRINK or base is uop:
+        while base.op is _SHRINK or base is uop:
             if not base.src:
-                return Kind.VALUE
+                return _VALUE
             base = base.src[0]
         if base.op not in VERSIONS:
-            return Kind.VALUE
-        return Kind.MEMORY if uop.op is Op.SHRINK else Kind.PLACE
-    if uop.op in (Op.STORE, Op.END):
-        return Kind.EFFECT
-    return Kind.VALUE
+            return _VALUE
+        return _MEMORY if op is _SHRINK else _PLACE
+    if op in _EFFECTS:
+        return _EFFECT
+    return _VALUE
 
 
 def is_memory(uop: UOp) -> bool:
     """Whether `uop` is a memory reference (a buffer, a version or a window), not a value."""
-    return kind(uop) is Kind.MEMORY
+    return kind(uop) is _MEMORY
 
 
 def version_of(ref: UOp) -> UOp:

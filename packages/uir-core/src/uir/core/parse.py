@@ -11,7 +11,7 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .dtypes import DTYPES, DType, Type
 from .errors import ParseError
@@ -31,6 +31,13 @@ BLANKS = re.compile(r"[ \t]+")
 BAD_SPACE = re.compile(r"[^\S \t]")  # whitespace other than space and tab
 WORD = re.compile(r"[^ \t]+")
 MAX_NESTING = 64
+# A statement as nearly every one is written, `%x = OP TYPE %a %b ARG`, each word where the full
+# grammar would find it: the parser reads such a statement with one match, and sends any other
+# (and every mistake) through the word-by-word path that says what is wrong and where.
+SIMPLE_STATEMENT = re.compile(
+    r"(%[A-Za-z0-9_.]+)[ \t]+=[ \t]+([A-Z][A-Z0-9_]*)[ \t]+([^ \t]+)"
+    r"((?:[ \t]+%[A-Za-z0-9_.]+(?=[ \t]|$))*)(?:[ \t]+([^% \t].*))?"
+)
 
 
 @dataclass(frozen=True)
@@ -113,15 +120,20 @@ class Program:
         return self.lines.get(uop)
 
 
-@dataclass(frozen=True)
-class _Statement:
+class _Statement(NamedTuple):  # a tuple: built once per statement, cheaper than a dataclass
     line: int
     name: str
     op: Op
     type: Type
     operands: tuple[str, ...]
     arg: Any
-    columns: tuple[int, ...] = ()  # where the name and each operand start on the line
+    code: str = ""  # the statement's text, from which `column` finds where its words start
+    offset: int = 0  # where `code` starts on its line
+
+    def column(self, word: int) -> int:
+        """Where word `word` of the statement starts on its line (0 the name, 4 the first
+        operand): worked out only for an error message, so a statement that parses pays nothing."""
+        return _word_start(self.code, self.offset, word)
 
 
 # Python refuses to convert longer decimal strings to int or back (the conversion is quadratic);
@@ -224,6 +236,8 @@ def parse_literal(text: str, line: int, column: int | None = None) -> Any:
 def parse_argument(text: str, line: int, column: int = 0) -> Any:
     """ARG := literal | '(' ARG, ... ')' ; parentheses always make a tuple. `column` is where
     `text` starts on its line, for the errors' carets."""
+    if not any(c in text for c in "(), \t"):  # one literal, as nearly every argument is
+        return parse_literal(text, line, column)
     found = [(m.start(1) + column, m.group(1)) for m in ARG_TOKEN.finditer(text)]
     if "".join(t for _, t in found) != "".join(BLANKS.split(text)):
         written = text.strip(" \t")
@@ -318,9 +332,22 @@ def const_value(arg: Any, type_: Type) -> Any:
     return arg
 
 
-def _statement(code: str, line: int, offset: int = 0) -> _Statement:
+def _statement(
+    code: str, line: int, offset: int = 0, types: dict[str, Type] | None = None
+) -> _Statement:
     """One statement, `code` (its line without blanks around it or a comment), which starts at
-    `offset` on its line: every error names the word it blames."""
+    `offset` on its line: every error names the word it blames. `types` holds the types this
+    parse has already read (a program writes few distinct ones, in every statement)."""
+    simple = SIMPLE_STATEMENT.fullmatch(code) if types is not None else None
+    if simple is not None and not BAD_SPACE.search(code):
+        name, op_name, written_type, operands, written = simple.groups()
+        op_ = Op.__members__.get(op_name)
+        type_ = types.get(written_type) if types is not None else None
+        if op_ is not None and type_ is not None:  # else the full path reads (or rejects) them
+            arg = None
+            if written is not None:
+                arg = parse_argument(written, line, offset + len(code) - len(written))
+            return _Statement(line, name, op_, type_, tuple(operands.split()), arg, code, offset)
     odd = BAD_SPACE.search(code)
     if odd:
         raise ParseError(
@@ -328,11 +355,13 @@ def _statement(code: str, line: int, offset: int = 0) -> _Statement:
             line,
             offset + odd.start(),
         )
-    spans = [(m.start() + offset, m.group()) for m in WORD.finditer(code)]
-    words = [w for _, w in spans]
+    # With no other blank on the line, str.split() cuts exactly at spaces and tabs, as WORD does;
+    # where each word starts is worked out only for an error.
+    words = code.split()
 
     def fail(message: str, i: int) -> ParseError:
         """An error blaming word `i`, or the end of the statement when there is none."""
+        spans = [(m.start() + offset, m.group()) for m in WORD.finditer(code)]
         if i < len(spans):
             return ParseError(message, line, spans[i][0], len(spans[i][1]))
         return ParseError(message, line, offset + len(code))
@@ -354,7 +383,11 @@ def _statement(code: str, line: int, offset: int = 0) -> _Statement:
         raise fail(f"expected a type after {op}", 3)
     if not words[3][:1].isalpha():  # an operand, an argument: the type was left out
         raise fail(f"expected a type after {op}, got '{words[3]}' (`%x = {op} TYPE ...`)", 3)
-    type_ = parse_type(words[3], line, spans[3][0])
+    type_ = types.get(words[3]) if types is not None else None
+    if type_ is None:
+        type_ = parse_type(words[3], line, _word_start(code, offset, 3))
+        if types is not None:
+            types[words[3]] = type_
     rest = words[4:]
     count = 0
     while count < len(rest) and rest[count].startswith("%"):
@@ -363,15 +396,23 @@ def _statement(code: str, line: int, offset: int = 0) -> _Statement:
         count += 1
     arg = None
     if count < len(rest):
-        start = spans[4 + count][0]
-        arg = parse_argument(code[start - offset :], line, start)
-    columns = (spans[0][0], *(at for at, _ in spans[4 : 4 + count]))
-    return _Statement(line, words[0], Op[op], type_, tuple(rest[:count]), arg, columns)
+        written = code.split(maxsplit=4 + count)[-1]  # the argument: the words from there on
+        arg = parse_argument(written, line, offset + len(code) - len(written))
+    return _Statement(line, words[0], Op[op], type_, tuple(rest[:count]), arg, code, offset)
+
+
+def _word_start(code: str, offset: int, word: int) -> int:
+    """Where word `word` of `code` (which starts at `offset` on its line) starts on the line."""
+    for i, m in enumerate(WORD.finditer(code)):
+        if i == word:
+            return m.start() + offset
+    return offset + len(code)
 
 
 def _statements(text: str, end_line: int | None = None) -> list[_Statement]:
     """The statements of `text` (of its lines before `end_line` only, when given)."""
     statements: list[_Statement] = []
+    types: dict[str, Type] = {}
     # Lines end at LF alone (a CR before it is dropped): a form feed or U+2028 in a comment must
     # not start a new line and shift every line number after it.
     for number, raw in enumerate(text.split("\n"), start=1):
@@ -381,7 +422,7 @@ def _statements(text: str, end_line: int | None = None) -> list[_Statement]:
         code = before.strip(" \t")
         if code:
             offset = len(before) - len(before.lstrip(" \t"))
-            statements.append(_statement(code, number, offset))
+            statements.append(_statement(code, number, offset, types))
     return statements
 
 
@@ -397,27 +438,35 @@ def _define(statements: list[_Statement]) -> Iterator[tuple[_Statement, UOp]]:
             raise ParseError(
                 f"{s.name} is already defined on line {defined_at[s.name]}",
                 s.line,
-                s.columns[0],
+                s.column(0),
                 len(s.name),
             )
-        src = []
-        for operand, at in zip(s.operands, s.columns[1:], strict=True):
-            if operand in names:
-                src.append(names[operand])
-            elif operand in defined_at:
-                where = defined_at[operand]
-                raise ParseError(
-                    f"{operand} is used before its definition on line {where}",
-                    s.line,
-                    at,
-                    len(operand),
-                )
-            else:
-                near = did_you_mean(operand, names)
-                raise ParseError(f"undefined name {operand}{near}", s.line, at, len(operand))
+        try:
+            src = tuple([names[operand] for operand in s.operands])
+        except KeyError:
+            raise _unresolved(s, names, defined_at) from None
         arg = const_value(s.arg, s.type) if s.op is Op.CONST else s.arg
-        uop = names[s.name] = UOp(s.op, s.type, tuple(src), arg)
+        uop = names[s.name] = UOp(s.op, s.type, src, arg)
         yield s, uop
+
+
+def _unresolved(s: _Statement, names: dict[str, UOp], defined_at: dict[str, int]) -> ParseError:
+    """The error for the first operand of `s` that names no UOp defined before it."""
+    for i, operand in enumerate(s.operands):
+        if operand in names:
+            continue
+        at = s.column(4 + i)
+        if operand in defined_at:
+            where = defined_at[operand]
+            return ParseError(
+                f"{operand} is used before its definition on line {where}",
+                s.line,
+                at,
+                len(operand),
+            )
+        near = did_you_mean(operand, names)
+        return ParseError(f"undefined name {operand}{near}", s.line, at, len(operand))
+    raise AssertionError("every operand resolves")
 
 
 def parse(text: str, path: str = "<input>") -> Program:

@@ -239,6 +239,10 @@ class Rules:
             for op in pattern.ops if pattern.ops is not None else Op:
                 by_op[op].append(entry)
         self._by_op_id = {id(op): entries for op, entries in by_op.items()}
+        # (op, dtype) -> the rules whose pattern's own op and dtype admit them, each with the
+        # name of its capture when the pattern is a bare `P.var(name)` (it matches every UOp):
+        # filled as the walks meet each pair, so no rule is tried where it can never match.
+        self._by_op_dtype: dict[tuple[int, DType], list[tuple[_Entry, str | None]]] = {}
         self._info: dict[int, RuleInfo] = {}
 
     def __add__(self, other: Rules) -> Rules:
@@ -250,8 +254,16 @@ class Rules:
     def rewrite(self, uop: UOp, ctx: Any = None, trace: Trace | None = None) -> UOp | None:
         """The replacement of `uop` by the first rule that applies, or None; recorded in `trace`
         when one is given (checked only once a rule fires, so an untraced walk pays nothing)."""
-        for pattern, rewrite, wants_ctx, index in self._by_op_id[id(uop.op)]:
-            for captures in pattern.match(uop):
+        key = (id(uop.op), uop.type.dtype)
+        entries = self._by_op_dtype.get(key)
+        if entries is None:
+            entries = self._by_op_dtype[key] = [
+                (entry, _bare_name(entry[0]))
+                for entry in self._by_op_id[key[0]]
+                if entry[0].dtypes is None or key[1] in entry[0].dtypes
+            ]
+        for (pattern, rewrite, wants_ctx, index), bare in entries:
+            for captures in [{bare: uop}] if bare is not None else pattern.match(uop):
                 result = rewrite(ctx=ctx, **captures) if wants_ctx else rewrite(**captures)
                 if result is not None and result is not uop:
                     if trace is not None:
@@ -265,6 +277,14 @@ class Rules:
             pattern, rewrite = self.rules[index]
             info = self._info[index] = rule_info(self.names[index], pattern, rewrite)
         return info
+
+
+def _bare_name(pattern: Pat) -> str | None:
+    """The capture name of a pattern that matches every UOp (`P.var("uop")`), else None."""
+    unconstrained = pattern.ops is None and pattern.dtypes is None and pattern.src is None
+    if unconstrained and pattern.arg is _ANY and pattern.where is None:
+        return pattern.name
+    return None
 
 
 def _wants_ctx(pattern: Pat, rewrite: Rewrite) -> bool:

@@ -2,7 +2,9 @@
 
 Plugins register through the entry-point group `uir` (installed packages) or by module name
 (`uir -p module`, as pytest does: a module in the current directory is found too). A plugin module
-defines `uir_passes` and/or `uir_backends` decorated with `hookimpl`. Installed plugins register
+defines `uir_passes` and/or `uir_backends` decorated with `hookimpl`. A package that adds
+subcommands to `uir` (uir-grading adds the staff's) defines `uir_commands` in a module of the
+entry-point group `uir.commands` (COMMANDS_GROUP). Installed plugins register
 first, then the named modules in the order named; that registration order is the order of passes
 within a stage, unless a pass places itself with `before` or `after`.
 """
@@ -31,6 +33,8 @@ from .uop import UOp
 from .verify import verify
 
 if TYPE_CHECKING:
+    import argparse
+
     import numpy as np  # for annotations only: loading plugins must not load numpy
 
     from .runtime import Memory, Session
@@ -161,6 +165,20 @@ class FormatsOutputs(Protocol):
         ...
 
 
+@runtime_checkable
+class Commands(Protocol):
+    """Subcommands a package adds to `uir` (the hook uir_commands)."""
+
+    def register(
+        self, commands: argparse._SubParsersAction, common: argparse.ArgumentParser
+    ) -> None:
+        """Add each subcommand with `commands.add_parser(NAME, parents=[common], ...)` (common
+        holds the options every command takes, `-p` among them) and set its `handler`: a
+        function of the parsed arguments returning the exit code. The handler imports the work
+        when it runs: every `uir` process builds every command line."""
+        ...
+
+
 class HookSpecs:
     @hookspec
     def uir_passes(self) -> Iterable[Pass]:
@@ -176,6 +194,14 @@ class HookSpecs:
     @hookspec
     def uir_backends(self) -> Iterable[Backend]:
         """Return the backends this plugin adds. Called once when the registry is built."""
+
+    @hookspec
+    def uir_commands(self) -> Iterable[Commands]:
+        """Return the subcommands this plugin adds to `uir`. Called by `load_commands` once per
+        `uir` process, before any argument is read, for the modules of the entry-point group
+        COMMANDS_GROUP only (not `uir`, and not `-p` modules: the command line is built before
+        `-p` is read); such a module should import little, as each command's handler does its
+        work in modules imported when it runs."""
 
 
 # The backends and passes of UIR's own packages -> the package that adds each: a name that an
@@ -417,6 +443,29 @@ def _pipeline_order(passes: list[Pass], owners: dict[str, str]) -> list[Pass]:
         stuck = ", ".join(p.name for p in passes if p not in order)
         raise BackendError(f"passes placed next to each other in a circle: {stuck}")
     return order
+
+
+# The entry-point group of the packages adding subcommands: apart from `uir`, so that building
+# the command line, which every `uir` process does, imports the command lines but no backend.
+COMMANDS_GROUP = "uir.commands"
+
+
+def load_commands() -> list[tuple[str, Commands]]:
+    """The subcommands of the installed packages (the `uir_commands` hook of the entry-point
+    group COMMANDS_GROUP), each with the name of the plugin that adds it, in registration
+    order."""
+    pm = pluggy.PluginManager("uir")
+    pm.add_hookspecs(HookSpecs)
+    try:
+        pm.load_setuptools_entrypoints(COMMANDS_GROUP)
+    except Exception as exc:
+        raise BackendError(f"an installed plugin failed to load: {exc}") from exc
+    found: list[tuple[str, Commands]] = []
+    for plugin, item in _collect(pm, "uir_commands"):
+        if not isinstance(item, Commands):
+            raise BackendError(f"plugin '{plugin}' gave uir_commands {item!r}, with no register")
+        found.append((plugin, item))
+    return found
 
 
 def load_registry(modules: Sequence[str] = ()) -> Registry:

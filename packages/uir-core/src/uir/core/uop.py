@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from . import shapes
 from .dtypes import I32, VOID, DType, Type
@@ -12,6 +12,33 @@ from .elements import Elements, arg_key
 from .ops import FAST, PARALLEL, Op
 
 __all__ = ["UOp", "arg_key"]
+
+_set = object.__setattr__  # UOp's own __setattr__ refuses every change
+_CONST = Op.CONST  # a global: an Enum member's attribute lookup costs several times as much
+
+
+class _Entry(weakref.ref):
+    """The hash-consing table's weak reference to a UOp, which knows its key: when the UOp is
+    freed, its entry leaves the table (WeakValueDictionary does the same through more Python)."""
+
+    __slots__ = ("key",)
+
+    def __new__(cls, node: UOp, key: tuple) -> _Entry:
+        entry = super().__new__(cls, node, _forget)
+        entry.key = key
+        return entry
+
+    def __init__(self, node: UOp, key: tuple) -> None:
+        super().__init__(node, _forget)
+
+
+_TABLE: dict[tuple, _Entry] = {}
+
+
+def _forget(entry: _Entry) -> None:
+    # A new UOp may already hold the key (the old one died, then an equal one was built).
+    if _TABLE.get(entry.key) is entry:
+        del _TABLE[entry.key]
 
 
 class UOp:
@@ -24,7 +51,6 @@ class UOp:
     """
 
     __slots__ = ("__weakref__", "_bounds", "arg", "op", "src", "type")
-    _table: ClassVar[weakref.WeakValueDictionary[tuple, UOp]] = weakref.WeakValueDictionary()
 
     op: Op
     type: Type
@@ -32,18 +58,23 @@ class UOp:
     arg: Any
 
     def __new__(cls, op: Op, type: Type, src: tuple[UOp, ...] = (), arg: Any = None) -> UOp:
-        src = tuple(src)
-        if op is Op.CONST and type.shape and isinstance(arg, tuple):
+        if src.__class__ is not tuple:
+            src = tuple(src)
+        if op is _CONST and type.shape and isinstance(arg, tuple):
             arg = Elements(arg)
         key = (op, type, src, arg_key(arg))
-        found = cls._table.get(key)
-        if found is not None:
-            return found
+        entry = _TABLE.get(key)
+        if entry is not None:
+            found = entry()
+            if found is not None:
+                return found
         node = super().__new__(cls)
-        for name, value in (("op", op), ("type", type), ("src", src), ("arg", arg)):
-            object.__setattr__(node, name, value)
-        object.__setattr__(node, "_bounds", None)
-        cls._table[key] = node
+        _set(node, "op", op)
+        _set(node, "type", type)
+        _set(node, "src", src)
+        _set(node, "arg", arg)
+        _set(node, "_bounds", None)
+        _TABLE[key] = _Entry(node, key)
         return node
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -172,9 +203,11 @@ class UOp:
         return UOp(Op.END, VOID, (self, *ranges))
 
     @staticmethod
-    def range(end: UOp, rid: int, parallel: bool = False) -> UOp:
-        """A loop counter over 0 .. end-1; `parallel` promises independent iterations."""
-        return UOp(Op.RANGE, I32, (end,), (rid, PARALLEL) if parallel else rid)
+    def range(end: UOp, rid: int, parallel: bool = False, fast: bool = False) -> UOp:
+        """A loop counter over 0 .. end-1; `parallel` promises independent iterations, `fast`
+        marks the loop of a FAST REDUCE (spec/uir-week8.md 1.1)."""
+        arg = (rid, PARALLEL) if parallel else (rid, FAST) if fast else rid
+        return UOp(Op.RANGE, I32, (end,), arg)
 
     @staticmethod
     def sink(*srcs: UOp) -> UOp:

@@ -624,7 +624,7 @@ def _check_stack_of_values(c: _Checker, uop: UOp) -> None:
 def _check_range(c: _Checker, uop: UOp) -> None:
     c.arity(uop, 1)
     if range_arg(uop.arg) is None:
-        raise c.fail(uop, "RANGE takes an id (an int >= 0) or (id, PARALLEL)")
+        raise c.fail(uop, "RANGE takes an id (an int >= 0) or (id, PARALLEL), or (id, FAST)")
     if uop.type != I32:
         raise c.fail(uop, f"RANGE counts in i32, not {uop.type}")
     end = uop.src[0]
@@ -744,7 +744,7 @@ def _check_shapes_outside_loops(c: _Checker, flat: UOp) -> None:
     element at a time.
     """
     at = naming(c.line_of)
-    inside = ranges_inside(flat)
+    inside = c.inside if flat is c.program.sink else ranges_inside(flat)
     for uop, ranges in inside.items():
         if not ranges or kind(uop) not in (Kind.VALUE, Kind.EFFECT):
             continue
@@ -806,10 +806,13 @@ def verify(program: Program) -> None:
     c = _Checker(program)
     sink = program.sink
     everything = sink.toposort()
+    types_ok: set[Type] = set()  # a program writes few distinct types: each is checked once
     for uop in everything:
         if uop.dtype.is_void and uop.op not in (Op.SINK, Op.STORE, Op.END):
             raise c.fail(uop, f"{uop.op} cannot have type void")
-        c.typed(uop, shapes.shaped, uop.dtype, uop.type.shape)
+        if uop.type not in types_ok:
+            c.typed(uop, shapes.shaped, uop.dtype, uop.type.shape)
+            types_ok.add(uop.type)
         check = CHECKS.get(uop.op)
         if check is None:
             raise c.fail(uop, f"{uop.op} is not supported yet")
@@ -819,14 +822,16 @@ def verify(program: Program) -> None:
                 if what is not Kind.VALUE:
                     raise c.fail(uop, f"{uop.op} takes values, and {s.op} is {what.value}")
         check(c, uop)
-    statements = _statements(sink, everything)
+    has_calls = any(uop.op is Op.CALL for uop in everything)
+    # Without a CALL, every UOp is a statement and the inlined graph is the graph itself.
+    statements = _statements(sink, everything) if has_calls else everything
     for uop in statements:
         if uop.op is Op.PARAM:
             raise c.fail(uop, "PARAM outside any CALL body")
     # The program means its inlined program (uir-week1.md section 8.3): what only a CALL argument
     # that no body uses reaches (an effect, a buffer, an INDEX) is dead there, so the
     # whole-program rules judge the inlined graph, which has no CALL and so no body to skip.
-    flat = inline_calls(sink, c.origins)
+    flat = inline_calls(sink, c.origins) if has_calls else sink
     if flat is not sink:
         statements = flat.toposort()
     _check_slots(c, statements)

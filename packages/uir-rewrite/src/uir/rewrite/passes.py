@@ -13,6 +13,7 @@ from .fold import fold_rules
 from .loops import in_loops
 from .rangeify import rangeify as rangeify_graph
 from .simplify import simplify_rules
+from .tiling import tile_rules
 
 # Every pass runs through in_loops: a rewrite that removes a STORE's dependence on a RANGE (a value
 # it no longer needs) must not take the STORE out of the loop it ran in.
@@ -45,6 +46,12 @@ def lower_shapes(flat: UOp, fuse: bool = True) -> UOp:
     return flat if lowered is flat else simplify(lowered)
 
 
+def tile(sink: UOp) -> UOp:
+    """The loop-nest rewrites of uir.rewrite.tiling: matmul-shaped folds tiled (same bits),
+    large FAST folds split into independent partial folds."""
+    return in_loops(lambda root, origins: graph_rewrite(root, tile_rules, origins=origins), sink)
+
+
 def rangeify(sink: UOp) -> UOp:
     """lower_shapes after inlining CALLs, since a body's shaped values are its caller's."""
     return lower_shapes(inline(sink))
@@ -61,6 +68,14 @@ PASSES = (
         "algebraic identities, constant reassociation, division and comparison by bounds; "
         "folds constants too (its rules build c1 + c2)",
         simplify,
+    ),
+    Pass(
+        "tile",
+        "rangeify",
+        "tile matmul-shaped folds for the caches (same bits); split large FAST folds into "
+        "independent lanes and parts",
+        tile,
+        before="rangeify",
     ),
     Pass(
         "rangeify",

@@ -234,11 +234,11 @@ def _new_local(type_: Type, ctx: Context) -> UOp:
     return UOp(Op.LOCAL, type_, (), ctx.next_local - 1)
 
 
-def _new_range(end: int, ctx: Context, parallel: bool) -> UOp:
+def _new_range(end: int, ctx: Context, parallel: bool, fast: bool = False) -> UOp:
     # A fresh id for every loop: two loops over one bound are distinct RANGEs (uir.md 7).
     ctx.next_range += 1
     rid = ctx.next_range - 1
-    return UOp.range(_const(end), rid, parallel)
+    return UOp.range(_const(end), rid, parallel, fast)
 
 
 def _output_range(end: int, ctx: Context) -> UOp:
@@ -247,9 +247,10 @@ def _output_range(end: int, ctx: Context) -> UOp:
     return _new_range(end, ctx, parallel=True)
 
 
-def _reduce_range(end: int, ctx: Context) -> UOp:
-    """A loop over a reduced axis: it carries an accumulator, so it runs in order."""
-    return _new_range(end, ctx, parallel=False)
+def _reduce_range(end: int, ctx: Context, fast: bool = False) -> UOp:
+    """A loop over a reduced axis: it carries an accumulator, so it runs in order; a FAST
+    REDUCE's is marked FAST, which lets a backend split its fold (spec/uir-week8.md 1.1)."""
+    return _new_range(end, ctx, parallel=False, fast=fast)
 
 
 def _flat(index: Index, shape: Sequence[int]) -> UOp:
@@ -432,7 +433,7 @@ def _reduce(dest: UOp, reduce: UOp, ctx: Context, around: Index | None = None) -
     accumulator of an iteration of them, each iteration's own scratch (spec/uir-week7.md rule
     3), which the AFTER starting it lists."""
     (source,) = reduce.src
-    op, axes, _ = reduce_arg(reduce.arg)  # FAST or not: the week-4 order is a legal one
+    op, axes, fast = reduce_arg(reduce.arg)  # FAST or not: the week-4 order is a legal one
     shape = source.type.shape
     first = min(axes, default=len(shape))
     if around is None:
@@ -444,7 +445,8 @@ def _reduce(dest: UOp, reduce: UOp, ctx: Context, around: Index | None = None) -
         start = dest.after(*chain) if chain else dest
         held = ()
     # The nest carries the accumulators across all its loops, kept axes' too: none is PARALLEL.
-    nest = tuple(_reduce_range(shape[d], ctx) for d in range(first, len(shape)))
+    # Only a reduced axis's range is FAST: a kept axis nested among them still runs in order.
+    nest = tuple(_reduce_range(shape[d], ctx, fast and d in axes) for d in range(first, len(shape)))
     _nest_under(chain, nest, ctx)
     index = outer + nest
     kept = [d for d in range(first, len(shape)) if d not in axes]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from uir.core.dtypes import VOID, DType, Type, f32, i32
 from uir.core.elements import Elements
-from uir.core.ops import ALU, Op
+from uir.core.ops import ALU, FAST, Op
 from uir.core.uop import UOp
 
 Pairs = tuple[tuple[int, int], ...]
@@ -65,23 +65,25 @@ def stack(*xs: UOp) -> UOp:
     return UOp(Op.STACK, Type(xs[0].dtype, (len(xs), *xs[0].type.shape)), xs)
 
 
-def reduce(x: UOp, op: Op, axes: Sequence[int]) -> UOp:
+def reduce(x: UOp, op: Op, axes: Sequence[int], fast: bool = False) -> UOp:
+    """`op` over `axes`; `fast` adds the FAST flag (any fold order, spec/uir-week8.md)."""
     kept = tuple(d for a, d in enumerate(x.type.shape) if a not in axes)
-    return UOp(Op.REDUCE, Type(x.dtype, kept), (x,), (op, tuple(axes)))
+    arg = (op, tuple(axes), FAST) if fast else (op, tuple(axes))
+    return UOp(Op.REDUCE, Type(x.dtype, kept), (x,), arg)
 
 
 def program(*outputs: UOp) -> UOp:
     return UOp(Op.SINK, VOID, outputs)
 
 
-def matmul(a: UOp, b: UOp) -> UOp:
+def matmul(a: UOp, b: UOp, fast: bool = False) -> UOp:
     """a[M,K] @ b[K,N]: both operands viewed as [M,K,N], multiplied, and K folded. K in the
     middle makes the loops i, k, j (rangeify nests a REDUCE's loops in its source's axis order):
     the innermost loop reads a row of b and updates a row of accumulators."""
     (m, k), (_, n) = a.type.shape, b.type.shape
     left = expand(reshape(a, (m, k, 1)), (m, k, n))
     right = expand(reshape(b, (1, k, n)), (m, k, n))
-    return reduce(UOp(Op.MUL, left.type, (left, right)), Op.ADD, (1,))
+    return reduce(UOp(Op.MUL, left.type, (left, right)), Op.ADD, (1,), fast)
 
 
 def windows(x: UOp, axis: int, k: int) -> UOp:
@@ -98,7 +100,7 @@ def windows(x: UOp, axis: int, k: int) -> UOp:
     return shrink(rows, (*full[0], (0, k), (0, n - k + 1), *full[1]))
 
 
-def conv2d(x: UOp, w: UOp, padding: int) -> UOp:
+def conv2d(x: UOp, w: UOp, padding: int, fast: bool = False) -> UOp:
     """x[C,H,W], or a batch x[N,C,H,W], convolved (cross-correlated, as in deep learning) with
     w[F,C,KH,KW], stride 1, `padding` zeros on each side: PAD, a sliding-window view, MUL and one
     REDUCE over (C,KH,KW). The result is [F,OH,OW], or [N,F,OH,OW]. The product is laid out
@@ -115,7 +117,7 @@ def conv2d(x: UOp, w: UOp, padding: int) -> UOp:
     shape = (*batch, f, c, kh, kw, oh, ow)
     left = expand(patches, shape)
     right = expand(reshape(w, (*[1] * b, f, c, kh, kw, 1, 1)), shape)
-    return reduce(UOp(Op.MUL, left.type, (left, right)), Op.ADD, (b + 1, b + 2, b + 3))
+    return reduce(UOp(Op.MUL, left.type, (left, right)), Op.ADD, (b + 1, b + 2, b + 3), fast)
 
 
 LOG2_E = float(np.float32(math.log2(math.e)))

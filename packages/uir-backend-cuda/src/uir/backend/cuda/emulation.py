@@ -2,11 +2,16 @@
 
 The emulation header turns the CUDA names the kernels use into C++: `__global__` and `__device__`
 into nothing, `blockIdx`/`threadIdx`/`blockDim`/`gridDim` into globals that `uir_launch` sets as
-it runs every thread of every block in turn, the last thread first (kernels use no shared memory
-and no barriers yet, so running threads one after another is a valid schedule, and running them
-backwards shows a kernel that relies on their order). A host entry point with the C backend's
-ABI allocates the zeroed scratch arrays and launches each kernel in order, so the program loads
-and runs exactly as the C backend's does (uir.backend.c.runtime.CompiledProgram: forked, on
+it runs every thread of every block in turn, the last thread first (running threads one after
+another is a valid schedule for a kernel without barriers, and running them backwards shows a
+kernel that relies on their order). A kernel with barriers (a block sharing a FAST fold through
+shared memory) runs under `uir_launch_block`: each thread of a block a coroutine (ucontext) on
+its own stack, resumed in turn from thread 0 up to its next `__syncthreads()`, the block's
+`__shared__` arrays function statics that its coroutines share; a round of the barrier ends when
+every thread has reached it. Thread 0 first is the order that exposes a missing barrier in a
+tree fold (thread 0 reads the partial of thread 128 before that thread has written it). A host
+entry point with the C backend's ABI allocates the zeroed scratch arrays and launches each
+kernel in order, so the program loads and runs exactly as the C backend's does (uir.backend.c.runtime.CompiledProgram: forked, on
 shared memory) and its results compare bit for bit with the interpreter's.
 """
 
@@ -33,9 +38,14 @@ HEADER = """\
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
+#include <functional>
 #define __global__
 #define __device__
 #define __restrict__ __restrict
+/* A block's shared memory: statics of the kernel function, one copy that the block's threads
+   (coroutines on one OS thread) share; blocks run one after another. */
+#define __shared__ static
 struct uir_dim3 {
     unsigned int x, y, z;
 };
@@ -55,6 +65,63 @@ static void uir_launch(void (*kernel)(Params...), unsigned int blocks, unsigned 
             kernel(args...);
         }
     }
+}
+/* Threads that meet at barriers: each a coroutine, resumed from thread 0 up until it reaches
+   __syncthreads() or returns. */
+enum { UIR_STACK = 256 * 1024 };
+static ucontext_t uir_scheduler;
+static ucontext_t *uir_threads;
+static unsigned char *uir_waiting; /* 1 at a barrier, 2 returned */
+static const std::function<void()> *uir_body;
+static void uir_thread_main() {
+    (*uir_body)();
+    uir_waiting[threadIdx.x] = 2;
+    swapcontext(&uir_threads[threadIdx.x], &uir_scheduler);
+}
+static void __syncthreads() {
+    unsigned int t = threadIdx.x;
+    uir_waiting[t] = 1;
+    swapcontext(&uir_threads[t], &uir_scheduler);
+}
+template <typename... Params, typename... Args>
+static void uir_launch_block(void (*kernel)(Params...), unsigned int blocks,
+                             unsigned int threads, Args... args) {
+    gridDim = {blocks, 1, 1};
+    blockDim = {threads, 1, 1};
+    const std::function<void()> body = [&]() { kernel(args...); };
+    uir_body = &body;
+    uir_threads = (ucontext_t *)calloc(threads, sizeof(ucontext_t));
+    uir_waiting = (unsigned char *)calloc(threads, 1);
+    char *stacks = (char *)malloc((size_t)threads * UIR_STACK);
+    if (uir_threads == NULL || uir_waiting == NULL || stacks == NULL) abort();
+    for (unsigned int b = blocks; b-- > 0;) {
+        blockIdx = {b, 0, 0};
+        for (unsigned int t = 0; t < threads; t++) {
+            getcontext(&uir_threads[t]);
+            uir_threads[t].uc_stack.ss_sp = stacks + (size_t)t * UIR_STACK;
+            uir_threads[t].uc_stack.ss_size = UIR_STACK;
+            uir_threads[t].uc_link = NULL;
+            makecontext(&uir_threads[t], uir_thread_main, 0);
+            uir_waiting[t] = 0;
+        }
+        for (;;) {
+            unsigned int running = 0, done = 0;
+            for (unsigned int t = 0; t < threads; t++) {
+                if (uir_waiting[t] == 2) continue;
+                uir_waiting[t] = 0;
+                threadIdx = {t, 0, 0};
+                swapcontext(&uir_scheduler, &uir_threads[t]);
+                if (uir_waiting[t] == 1) running++;
+                else done++;
+            }
+            if (running == 0) break;
+            /* a barrier that some threads of the block never reach: undefined on a GPU */
+            if (done != 0) abort();
+        }
+    }
+    free(stacks);
+    free(uir_waiting);
+    free(uir_threads);
 }"""
 
 # IEEE floating point as in the C backend: no contraction, no fast-math, no excess precision.
@@ -94,9 +161,8 @@ def host_entry(rendered: Rendered, entry: str = ENTRY) -> str:
         )
         lines.append(f"    if ({s.name} == NULL) abort();")
     for k in rendered.kernels:
-        lines.append(
-            f"    uir_launch({', '.join([k.name, str(k.blocks), str(k.threads), *args])});"
-        )
+        launch = "uir_launch_block" if k.barriers else "uir_launch"
+        lines.append(f"    {launch}({', '.join([k.name, str(k.blocks), str(k.threads), *args])});")
     lines += [f"    free({s.name});" for s in rendered.scratch]
     lines.append("}")
     return "\n".join(lines)

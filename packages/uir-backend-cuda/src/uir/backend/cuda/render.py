@@ -29,11 +29,12 @@ from uir.backend.c.abi import (
     value_itemsize,
 )
 from uir.backend.c.prelude import Helpers
-from uir.backend.c.render import Emitter
+from uir.backend.c.render import ALU_RENDER, Emitter, literal
 from uir.core.bounds import bounds
+from uir.core.dtypes import DType
 from uir.core.errors import BackendError
 from uir.core.kernels import Kernel, Schedule, values_read
-from uir.core.loops import is_parallel, range_id
+from uir.core.loops import is_fast, is_parallel, range_id
 from uir.core.memory import buffer_of, window
 from uir.core.ops import Op
 from uir.core.schedule import Block, flatten
@@ -79,13 +80,20 @@ typedef unsigned long long uint64_t;
 
 @dataclass(frozen=True)
 class Launch:
-    """One kernel as launched: its name, its grid (`blocks` of `threads`), and the ranges its
-    threads share (none for a kernel of one thread)."""
+    """One kernel as launched: its name, its grid (`blocks` of `threads`), the ranges its
+    threads share (none for a kernel of one thread), and the FAST ranges whose folds the threads
+    of its one block share through shared memory and barriers (`folds`; `barriers` true when it
+    has any: cuda-emu then runs a block's threads so that they meet at each barrier)."""
 
     name: str
     blocks: int
     threads: int
     ranges: tuple[UOp, ...]
+    folds: tuple[UOp, ...] = ()
+
+    @property
+    def barriers(self) -> bool:
+        return bool(self.folds)
 
 
 @dataclass(frozen=True)
@@ -130,6 +138,7 @@ class _Part:
     kernel: Kernel | None
     ranges: tuple[UOp, ...] = ()  # the PARALLEL ranges its threads share; () for one thread
     body: Block | None = None  # for a PARALLEL part: the innermost collapsed loop's body
+    folds: dict[int, _Fold] | None = None  # top-level item -> the FAST fold a block shares
 
     @property
     def items(self) -> list[UOp | Block]:
@@ -174,6 +183,93 @@ def _collapse(loop: Block) -> tuple[tuple[UOp, ...], Block]:
     return tuple(ranges), Block(None, items)
 
 
+@dataclass(frozen=True)
+class _Fold:
+    """A top-level loop over a FAST range (spec/uir-week8.md 1.1) whose body folds one term into
+    one accumulator: `store` writes `combine` (the accumulator's `load` OP the term) back to
+    `place`, whose index is computed before the loop. Its iterations may be split over the
+    threads of a block, each folding a share from the identity, the shares combined by a tree."""
+
+    loop: Block
+    place: UOp
+    load: UOp
+    combine: UOp
+    store: UOp
+
+    @property
+    def term(self) -> UOp:
+        a, b = self.combine.src
+        return b if a is self.load else a
+
+
+_FOLD_OPS = (Op.ADD, Op.MUL, Op.MAX, Op.MIN)
+
+
+def _fold(item: UOp | Block) -> _Fold | None:
+    """The fold a top-level FAST loop is, or None when its body is anything else (an inner loop,
+    another store, the accumulator read by more than its update, a gated accumulator)."""
+    if not isinstance(item, Block) or item.range is None or not is_fast(item.range):
+        return None
+    body = item.body
+    if any(isinstance(i, Block) for i in body):
+        return None
+    stores = [u for u in body if isinstance(u, UOp) and u.op is Op.STORE]
+    if len(stores) != 1:
+        return None
+    (store,) = stores
+    place, combine = store.src
+    if combine.op not in _FOLD_OPS or place.op is not Op.INDEX or len(place.src) != 2:
+        return None
+    loads = [s for s in combine.src if s.op is Op.LOAD and s.src[0] is place]
+    if len(loads) != 1 or combine.src[0] is combine.src[1]:
+        return None
+    (load,) = loads
+    root = window(place.src[0]).buffer
+    inside = set(flatten(item))
+    if root.op is not Op.LOCAL or place.src[1] in inside:
+        return None
+    for u in inside:
+        if u is combine or u is store or u is load:
+            continue
+        if load in u.src or combine in u.src:
+            return None  # the running value is read by more than its update
+        if u.op is Op.LOAD and window(u.src[0].src[0]).buffer is root:
+            return None
+    return _Fold(item, place, load, combine, store)
+
+
+def _roots(items: Sequence[UOp | Block], op: Op) -> set[UOp]:
+    found = set()
+    for u in flatten(Block(None, list(items))):
+        if u.op is op and _place(u.src[0]):
+            found.add(window(u.src[0].src[0]).buffer)
+    return found
+
+
+def _folds(kernel: Kernel) -> dict[int, _Fold] | None:
+    """The FAST folds of a one-thread kernel that the threads of one block can share, by their
+    position among its items, or None when the kernel cannot run on a block. Every thread runs
+    the statements outside the folds, all but thread 0 only for their values: a STORE runs in
+    thread 0 alone, and everything after the last fold too. So before the last fold there may be
+    no other loop, and between two barriers no LOAD of a buffer that thread 0 stores there."""
+    items = list(kernel.items)
+    folds = {k: f for k, item in enumerate(items) if (f := _fold(item)) is not None}
+    if not folds:
+        return None
+    last = max(folds)
+    segment: list[UOp | Block] = []
+    for k, item in enumerate(items[: last + 1]):
+        if k in folds:
+            if _roots(segment, Op.LOAD) & _roots(segment, Op.STORE):
+                return None
+            segment = []
+        elif isinstance(item, Block):
+            return None
+        else:
+            segment.append(item)
+    return folds
+
+
 def _parts(schedule: Schedule) -> list[_Part]:
     parts = []
     for kernel in schedule.kernels:
@@ -181,7 +277,7 @@ def _parts(schedule: Schedule) -> list[_Part]:
             ranges, body = _collapse(kernel.loop)
             parts.append(_Part(kernel, ranges, body))
         else:
-            parts.append(_Part(kernel))
+            parts.append(_Part(kernel, folds=_folds(kernel)))
     if schedule.outputs and (not parts or parts[-1].ranges):
         parts.append(_Part(None))  # a thread that copies the outputs
     return parts
@@ -276,21 +372,33 @@ class _Renderer:
         emitter = _KernelEmitter(self.flat, self.abi, self.helpers, shared)
         for uop in self.imports[k]:
             self._import(emitter, uop)
+        folds: tuple[UOp, ...] = ()
+        tail = len(emitter.body)
         if part.ranges:
             assert part.body is not None
             launch = self._grid_loop(emitter, part.ranges, part.body)
+        elif part.folds:
+            tail = self._block_folds(emitter, part.items, part.folds)
+            launch = (1, THREADS)
+            folds = tuple(f.loop.range for f in part.folds.values() if f.loop.range is not None)
         else:
             emitter.block(Block(None, part.items), set())
             launch = (1, 1)
         self._export(emitter, k, part)
         if k == len(self.parts) - 1:
             emitter.outputs()
+        if folds:
+            # after the last fold only thread 0 runs: what it stores and copies out is the one
+            # thread's result
+            emitter.body[tail:] = [f"    {line}" for line in emitter.body[tail:]]
+            emitter.body.insert(tail, "if (threadIdx.x == 0) {")
+            emitter.body.append("}")
         name = f"{self.prefix}_kernel{k}"
         lines = [*emitter.declarations, *emitter.body]
         body = "\n".join(f"    {line}" for line in lines)
         params = ", ".join(_parameters(self.abi, self.scratch))
         text = f'extern "C" __global__ void {name}({params}) {{\n{body}\n}}'
-        return Launch(name, launch[0], launch[1], part.ranges), text
+        return Launch(name, launch[0], launch[1], part.ranges, folds), text
 
     def _import(self, emitter: Emitter, uop: UOp) -> None:
         """Make a value computed elsewhere known to this kernel: a CONST again, else read back
@@ -314,6 +422,80 @@ class _Renderer:
                 emitter.body.append(
                     f"memcpy(uir_values + {self.slots[uop]}, {source}, sizeof {name});"
                 )
+
+    def _block_folds(
+        self, emitter: Emitter, items: list[UOp | Block], folds: dict[int, _Fold]
+    ) -> int:
+        """The items of a one-thread kernel run by the THREADS threads of one block: each FAST
+        fold split over them, everything else as one thread would (STOREs by thread 0, values by
+        all). Returns where in the body the tail after the last fold starts, which the caller
+        makes thread 0's alone."""
+        last = max(folds)
+        for k, item in enumerate(items[: last + 1]):
+            if k in folds:
+                self._block_fold(emitter, folds[k], len([f for f in folds if f < k]))
+            elif isinstance(item, Block) or item.op is Op.CONST:
+                continue  # no loop before the last fold (_folds); CONSTs are imported
+            elif item.op is Op.STORE:
+                start = len(emitter.body)
+                emitter.statement(item)
+                emitter.body[start:] = [
+                    f"if (threadIdx.x == 0) {line}" for line in emitter.body[start:]
+                ]
+            else:
+                emitter.statement(item)
+        tail = len(emitter.body)
+        emitter.block(Block(None, items[last + 1 :]), set())
+        return tail
+
+    def _block_fold(self, emitter: Emitter, fold: _Fold, n: int) -> None:
+        """One FAST fold across the block: thread t folds iterations t, t + THREADS, ... from the
+        identity (its terms in order), the THREADS partial folds meet in shared memory and are
+        combined pairwise by a tree (a barrier after each level), and thread 0 folds the
+        result into the accumulator. A barrier before publishes thread 0's earlier stores (the
+        accumulator's init), one after publishes the accumulator."""
+        rng = fold.loop.range
+        assert rng is not None
+        dtype = fold.combine.dtype
+        ctype = value_ctype(dtype)
+        part, red, step = f"uir_part{n}", f"uir_red{n}", f"uir_s{n}"
+        a_load = fold.combine.src[0] is fold.load
+
+        def combine(acc: str, term: str) -> str:
+            args = [acc, term] if a_load else [term, acc]
+            return ALU_RENDER[fold.combine.op](emitter.ctx, fold.combine, args)
+
+        end = emitter.names[rng.src[0]]
+        identity = literal(_identity(fold.combine.op, dtype), dtype)
+        lines = emitter.body
+        lines.append("__syncthreads();")
+        lines.append("{")
+        start = len(lines)
+        lines.append(f"{ctype} {part} = {identity};")
+        lines.append(f"for (int64_t {step} = threadIdx.x; {step} < {end}; {step} += blockDim.x) {{")
+        inner = len(lines)
+        counter = emitter.fresh(rng)
+        lines.append(f"const int32_t {counter} = (int32_t){step};")
+        skip = {fold.load, fold.combine, fold.store}
+        body = [u for u in fold.loop.body if u not in skip]
+        emitter.block(Block(None, body), set())
+        lines.append(f"{part} = {combine(part, emitter.names[fold.term])};")
+        lines[inner:] = [f"    {line}" for line in lines[inner:]]
+        lines.append("}")
+        lines.append(f"__shared__ {ctype} {red}[{THREADS}];")
+        lines.append(f"{red}[threadIdx.x] = {part};")
+        lines.append("__syncthreads();")
+        lines.append("for (unsigned int w = blockDim.x / 2; w > 0; w >>= 1) {")
+        pair = combine(f"{red}[threadIdx.x]", f"{red}[threadIdx.x + w]")
+        lines.append(f"    if (threadIdx.x < w) {red}[threadIdx.x] = {pair};")
+        lines.append("    __syncthreads();")
+        lines.append("}")
+        element = emitter.element(fold.place)
+        value = emitter.encode(dtype, combine(emitter.decode(dtype, element), f"{red}[0]"))
+        lines.append(f"if (threadIdx.x == 0) {element} = {value};")
+        lines[start:] = [f"    {line}" for line in lines[start:]]
+        lines.append("}")
+        lines.append("__syncthreads();")
 
     def _grid_loop(self, emitter: Emitter, ranges: tuple[UOp, ...], body: Block) -> tuple[int, int]:
         """The threads of the grid share the combinations of `ranges` (the last fastest, so
@@ -368,6 +550,9 @@ def _header(abi: Layout, kernels: list[Launch], scratch: list[Scratch]) -> str:
     ]
     for k in kernels:
         shared = ", ".join(f"RANGE id {range_id(r)}" for r in k.ranges) or "one thread"
+        if k.folds:
+            ids = ", ".join(str(range_id(r)) for r in k.folds)
+            shared = f"one block folding FAST RANGE id {ids} (shared memory, barriers)"
         lines.append(f" *   {k.name}<<<{k.blocks}, {k.threads}>>>: {shared}")
     lines.append(" * Parameters: the C backend's ABI (buffers in slot order, then outputs), then")
     lines.append(" * zeroed scratch arrays:")
@@ -377,6 +562,18 @@ def _header(abi: Layout, kernels: list[Launch], scratch: list[Scratch]) -> str:
         lines.append(" *   (none)")
     lines.append(" */")
     return "\n".join(lines)
+
+
+def _identity(op: Op, dtype: DType) -> int | float:
+    """Where a thread's share of a fold starts: x OP identity is x for every x (-0.0 for a
+    float sum: -0.0 + x is x, +0.0 + -0.0 would be +0.0)."""
+    if op is Op.ADD:
+        return -0.0 if dtype.is_float else 0
+    if op is Op.MUL:
+        return 1.0 if dtype.is_float else 1
+    if dtype.is_float:
+        return -float("inf") if op is Op.MAX else float("inf")
+    return dtype.min if op is Op.MAX else dtype.max
 
 
 def render_cuda(schedule: Schedule, prefix: str = "uir") -> Rendered:

@@ -1,4 +1,5 @@
-"""What `uir test` and `uir mutants` do once their arguments are parsed (spec/grading.md)."""
+"""What `uir test`, `uir mutants` and `uir validate-tests` do once their arguments are parsed
+(spec/grading.md)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from pathlib import Path
 from uir.core.errors import UsageError
 
 from ..output import write_output
-from . import commands, guide, mutants, report, selection
+from . import guide, mutants, report, selection, validate
 from .forkserver import ForkServer
 from .harness import (
     Compiler,
@@ -38,12 +39,10 @@ from .isolation import (
     no_bwrap_reason,
 )
 from .limits import Limits
+from .mutants import repository_root
 from .sandbox import cannot_start
+from .status import NOT_PASSED
 from .testfile import collect_tests
-
-# `uir test` and `uir mutants` exit 0 when everything passed, and this when the run completed
-# but something did not pass; 1 stays the usage and I/O error of uir.md section 11.
-NOT_PASSED = commands.NOT_PASSED
 
 
 def limits_from(args: argparse.Namespace) -> Limits:
@@ -57,7 +56,9 @@ def limits_from(args: argparse.Namespace) -> Limits:
     )
 
 
-def _collect(paths: list[str]) -> list[str]:
+def tests_named(paths: list[str]) -> list[str]:
+    """The test files under `paths` (testfile.collect_tests), or a usage error naming what is
+    missing."""
     try:
         tests = collect_tests(paths)
     except FileNotFoundError as exc:
@@ -75,7 +76,9 @@ def _render_check(args: argparse.Namespace) -> RenderCheck | None:
     try:
         from .render_check import RenderChecker
     except ImportError:
-        raise UsageError("--render needs the C backend (the uir-backend-c package)") from None
+        raise UsageError(
+            "--render needs the C backend (the package uir-backend-c: uir-cli[render])"
+        ) from None
     return RenderChecker()
 
 
@@ -172,7 +175,7 @@ def forked_reference(stack: contextlib.ExitStack, reference: Compiler) -> Compil
 
 def _selected(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     """The tests to run after -k and --lf; and what to say about the choice."""
-    tests = _collect(args.paths)
+    tests = tests_named(args.paths)
     notes = []
     if args.keyword is not None:
         tests = selection.keyword_selected(tests, args.keyword)
@@ -266,7 +269,7 @@ def test(args: argparse.Namespace) -> int:
             results, compiler.command, limits, args.jobs, duration, mode, len(tests), interrupted
         )
         guide.annotate(document, guides, mistakes)
-        _write(args.json, document)
+        write_report(args.json, document)
     problem = selection.remember([r.path for r in results], failed)
     for note in [*notes, *([problem] if problem else [])]:
         print(f"uir test: {note}", file=sys.stderr)
@@ -309,7 +312,8 @@ def _closing(
     return lines
 
 
-def _write(path: str, document: dict[str, object]) -> None:
+def write_report(path: str, document: dict[str, object]) -> None:
+    """A JSON report written whole to `path`, or a usage error saying why it cannot be."""
     try:
         report.write_json(path, document)
     except OSError as exc:
@@ -340,7 +344,7 @@ def plant_and_run(args: argparse.Namespace) -> int:
             "cannot find the sources to plant bugs in (a directory holding packages/*/src/uir "
             "above the suite or this installation); name it with --root"
         )
-    tests = _collect([str(suite)])
+    tests = tests_named([str(suite)])
     run_args = reference_run_args(args.backend, args.plugin_modules)
     command = shlex.join(["uir", *run_args])
     limits = limits_from(args)
@@ -383,7 +387,7 @@ def plant_and_run(args: argparse.Namespace) -> int:
     else:
         out.append(report.mutants_table(run, duration))
     if args.json:  # first: a standard output that fails must not cost the report
-        _write(
+        write_report(
             args.json,
             report.mutants_json(run, str(suite), str(mutants_file), str(root), command, duration),
         )
@@ -404,3 +408,41 @@ def _record(suite: Path, result: mutants.MutantResult) -> None:
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
     print(f"recorded what each test catches in {path}", file=sys.stderr)
+
+
+def validate_tests(args: argparse.Namespace) -> int:
+    directory = args.directory
+    if not os.path.isdir(directory):
+        raise UsageError(f"{directory} is not a directory")
+    if args.suite is not None:
+        suites = args.suite
+    else:
+        root = repository_root(Path(directory))
+        suites = validate.suite_directories(root, args.week) if root is not None else []
+        if not suites:
+            print(
+                "uir validate-tests: WARNING: no suites found: duplicates are checked among "
+                "the submissions only (name suites with --suite)",
+                file=sys.stderr,
+            )
+    known = validate.suite_keys(tests_named(suites)) if suites else {}
+    files = validate.submitted_files(directory)
+    if not files:
+        raise UsageError(f"no files in {directory}")
+    limits = limits_from(args)
+    with contextlib.ExitStack() as stack:
+        reference = forked_reference(stack, reference_compiler(args.backend, args.plugin_modules))
+        stop, received = stack.enter_context(stop_on_signals())
+        checked = validate.validate(
+            files, args.week, reference, limits, args.jobs, args.runs, known, stop
+        )
+    interrupted = signal.Signals(received[0]).name if received else None
+    if args.json:
+        document = validate.json_report(
+            checked, args.week, reference.command, args.runs, limits, suites, interrupted
+        )
+        write_report(args.json, document)
+    write_output(validate.text_report(checked, args.week))
+    if received:
+        return 128 + received[0]
+    return 0 if all(item.valid for item in checked) else NOT_PASSED

@@ -1,20 +1,21 @@
-"""The grading commands' command lines: `uir test` runs test files through a compiler, `uir mutants`
-runs a suite against planted bugs (spec/grading.md). The work is in actions.py."""
+"""The command lines of the grading commands students run: `uir test` runs test files through a
+compiler, `uir mutants` runs a suite against planted bugs, `uir validate-tests` judges students'
+tests (spec/grading.md). The work is in actions.py. The option helpers here (`add_run_options`,
+`add_limit_options`, `add_sandbox_options`, `integer_in`) serve uir-grading's command lines too."""
 
 from __future__ import annotations
 
 import argparse
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-from .limits import CHECKOUT_MB, MIB, Limits
+from .limits import MIB, Limits
+from .status import NOT_PASSED
 
-if TYPE_CHECKING:
-    from .shards import Shard
-
-# The exit status when a run completed but something did not pass (actions.py returns it).
-NOT_PASSED = 5
+# The weeks of the course whose tests `validate-tests` takes (the syllabus has ten), and the
+# most runs of one test it (and `uir perf`) takes.
+WEEKS = 10
+MAX_RUNS = 1000
 
 
 def default_jobs() -> int:
@@ -40,16 +41,10 @@ def mutants_command(args: argparse.Namespace) -> int:
     return actions.plant_and_run(args)
 
 
-def grade_command(args: argparse.Namespace) -> int:
-    from . import grade
+def validate_command(args: argparse.Namespace) -> int:
+    from . import actions
 
-    return grade.grade(args)
-
-
-def grade_merge_command(args: argparse.Namespace) -> int:
-    from . import grade
-
-    return grade.merge(args)
+    return actions.validate_tests(args)
 
 
 # The largest limits taken: beyond them a number is a typo, and would overflow what the kernel
@@ -61,7 +56,9 @@ MAX_JOBS = 1024
 MAX_PROCESSES = 1 << 22
 
 
-def _integer(low: int, high: int) -> Callable[[str], int]:
+def integer_in(low: int, high: int) -> Callable[[str], int]:
+    """An argparse `type`: a whole number from `low` to `high`."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -72,16 +69,6 @@ def _integer(low: int, high: int) -> Callable[[str], int]:
         return value
 
     return parse
-
-
-def shard_argument(text: str) -> Shard:
-    """`--shard K/N` of `uir grade` and `uir perf`, parsed by the one Shard.parse."""
-    from .shards import Shard, ShardError  # imported when a --shard is given, not at start-up
-
-    try:
-        return Shard.parse(text)
-    except ShardError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _seconds(text: str) -> float:
@@ -104,24 +91,12 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--jobs",
         "-j",
-        type=_integer(1, MAX_JOBS),
+        type=integer_in(1, MAX_JOBS),
         default=default_jobs(),
         metavar="N",
         help="tests run at once (default: the number of CPUs, %(default)s here)",
     )
     add_limit_options(parser)
-
-
-def add_checkout_option(parser: argparse.ArgumentParser) -> None:
-    """The size limit of a team's checkout (spec/grading.md section 14)."""
-    parser.add_argument(
-        "--checkout-limit",
-        type=_integer(0, MAX_MEMORY_MB),
-        default=CHECKOUT_MB,
-        metavar="MB",
-        help="the largest checkout of a team's repository in MiB, .git included, 0 for none; a "
-        "larger one is the team's verdict (default: %(default)s)",
-    )
 
 
 def add_limit_options(parser: argparse.ArgumentParser) -> None:
@@ -135,13 +110,13 @@ def add_limit_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--cpu-limit",
-        type=_integer(0, int(MAX_SECONDS)),
+        type=integer_in(0, int(MAX_SECONDS)),
         metavar="S",
         help="CPU seconds per test, 0 for none (default: the timeout, rounded up)",
     )
     parser.add_argument(
         "--memory-limit",
-        type=_integer(0, MAX_MEMORY_MB),
+        type=integer_in(0, MAX_MEMORY_MB),
         default=Limits.memory_mb,
         metavar="MB",
         help="memory per test in MiB, 0 for none: each process's address space, and all its "
@@ -149,7 +124,7 @@ def add_limit_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--process-limit",
-        type=_integer(0, MAX_PROCESSES),
+        type=integer_in(0, MAX_PROCESSES),
         default=Limits.processes,
         metavar="N",
         help="processes and threads per test of an isolated compiler, 0 for none; needs cgroups "
@@ -157,7 +132,7 @@ def add_limit_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--output-limit",
-        type=_integer(1, MAX_OUTPUT_BYTES),
+        type=integer_in(1, MAX_OUTPUT_BYTES),
         default=MIB,
         metavar="BYTES",
         help="standard output (and error) per test before the compiler is killed "
@@ -229,7 +204,7 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
     )
     test.add_argument(
         "--maxfail",
-        type=_integer(1, 1 << 30),
+        type=integer_in(1, 1 << 30),
         metavar="N",
         help="stop once N tests did not pass (running ones are killed, no new one starts)",
     )
@@ -292,94 +267,43 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
         "`uir test` shows with each failing test (the run's bugs' entries are replaced)",
     )
     planted.set_defaults(handler=mutants_command)
-    register_grade(commands, common)
+    register_validate(commands, common)
 
 
-def register_grade(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    grade = commands.add_parser(
-        "grade",
+def register_validate(
+    commands: argparse._SubParsersAction, common: argparse.ArgumentParser
+) -> None:
+    validate = commands.add_parser(
+        "validate-tests",
         parents=[common],
-        help="cross-grade a roster's compilers and the reference on every valid test",
-        description="Run every compiler of ROSTER, and this installation (the reference), on "
-        "every valid test under the --tests directories, in the sandbox of `uir test`, and write "
-        "OUT/grades.json, OUT/matrix.csv and OUT/index.html: each compiler's percentage passed "
-        "and each test author's bonus. Results are logged as they complete (OUT/results.jsonl): "
-        "the same command again resumes an interrupted run. Exit status: 0, or "
-        f"{NOT_PASSED} when the reference fails a valid test; 1 on a usage error; 130/143 when "
-        "interrupted. See spec/grading.md.",
+        help="check students' tests: well formed, agreed by the reference, deterministic, "
+        "within the week's ops, no duplicates",
+        description="Check every file under DIR as a submitted test of week N: its directives "
+        "parse, the reference gives exactly what it expects on every one of --runs runs and "
+        "within the limits, its program runs only ops of weeks 1 to N, and it is not a "
+        "duplicate of a suite test (weeks 1 to N) or of a submission before it by name. "
+        f"Exit status: 0 when all are valid, {NOT_PASSED} when some are rejected, 1 on a "
+        "usage error. See spec/grading.md section 13.",
     )
-    grade.add_argument("roster", metavar="ROSTER", help="the roster (TOML, [[team]] tables)")
-    grade.add_argument(
-        "--tests",
-        nargs="+",
-        required=True,
-        metavar="DIR",
-        help="test directories or files; a test's author is its directory's name",
+    validate.add_argument("directory", metavar="DIR", help="the submitted tests")
+    validate.add_argument(
+        "--week", type=integer_in(1, WEEKS), required=True, metavar="N", help="the course week"
     )
-    grade.add_argument(
-        "--out",
-        metavar="DIR",
-        help="where the log and reports go (default with --manifest: the week's next run, "
-        "WEEK/runs/K, or its last one while unfinished)",
-    )
-    grade.add_argument(
-        "--manifest",
-        metavar="FILE",
-        help="grade the commits `uir collect` froze in this manifest (WEEK/manifest.json), "
-        "not what the roster's refs name now",
-    )
-    grade.add_argument(
-        "--reason",
-        metavar="TEXT",
-        help="why the week is graded again (a regrade), recorded in WEEK/history.jsonl",
-    )
-    grade.add_argument(
-        "--validity",
+    validate.add_argument(
+        "--suite",
         action="append",
-        default=[],
-        metavar="FILE",
-        help="a JSON report of `uir validate-tests` (repeatable): a team's test counts only "
-        "if judged valid there, unchanged since; wrong tests and duplicates are listed, not run",
+        default=None,
+        metavar="DIR",
+        help="a suite to check duplicates against (repeatable; default: suites/week1 to weekN "
+        "of the repository holding DIR or this installation)",
     )
-    grade.add_argument(
-        "--shard",
-        type=shard_argument,
-        metavar="K/N",
-        help="run only the K-th of N slices of the (compiler, test) pairs and write the partial "
-        "result OUT/partial.json, for `uir grade-merge`",
+    validate.add_argument(
+        "--runs",
+        type=integer_in(1, MAX_RUNS),
+        default=3,
+        metavar="N",
+        help="times the reference runs each test, which must agree (default: %(default)s)",
     )
-    grade.add_argument(
-        "--executor",
-        choices=("local", "submitit"),
-        default="local",
-        help="where the runs happen: here (default), or as a job array of --shards N jobs "
-        "through submitit (Slurm where installed, else local processes), merged at the end",
-    )
-    grade.add_argument(
-        "--shards", type=_integer(1, 100_000), metavar="N", help="the shards of --executor"
-    )
-    grade.add_argument(
-        "--executor-option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a submitit parameter (repeatable): timeout_min=120, slurm_partition=NAME, ...",
-    )
-    add_run_options(grade)
-    add_sandbox_options(grade)
-    add_checkout_option(grade)
-    grade.set_defaults(handler=grade_command)
-
-    merge = commands.add_parser(
-        "grade-merge",
-        parents=[common],
-        help="merge the partial results of `uir grade --shard K/N` into the reports",
-        description="Check that the partial results PART... are the shards 1..N of one grading "
-        "run (same roster, tests and limits; each shard once, each complete) and write "
-        "OUT/grades.json, OUT/matrix.csv and OUT/index.html as `uir grade` would.",
-    )
-    merge.add_argument("out", metavar="OUT", help="where the reports go")
-    merge.add_argument(
-        "parts", nargs="+", metavar="PART", help="partial.json files, or the --out of each shard"
-    )
-    merge.set_defaults(handler=grade_merge_command)
+    add_run_options(validate)
+    validate.add_argument("--json", metavar="FILE", help="also write the JSON report to FILE")
+    validate.set_defaults(handler=validate_command)

@@ -45,8 +45,10 @@ from .sandbox import CannotStart, Started
 # What `uir run` imports that is not ours and is slow to import.
 DEFAULT_PRELOAD = ("numpy", "pluggy", "importlib.metadata", "fractions", "argparse")
 _MAX_FD = 1 << 16
-# The entry-point group whose modules the server preloads too.
-PLUGIN_GROUP = "uir"
+# The entry-point groups whose modules the server preloads too: the plugins `uir run` loads, and
+# the command lines every `uir` builds (uir.core.plugins.COMMANDS_GROUP; this module imports
+# nothing of uir, which the server purges).
+PLUGIN_GROUPS = ("uir", "uir.commands")
 # The longest the server spends importing one preloaded module.
 PRELOAD_S = 60
 
@@ -387,9 +389,11 @@ def serve(control_fd: str, pythonpath: str, main: str, *preload: str) -> None:
     if not _peer_is(control, harness):
         return  # not the channel of the process that started us: serve no one
     server = _Server(pythonpath)
-    # The plugin modules `uir run` loads through the `uir` entry points (pluggy imports them by
-    # name, so a copy's modules are the ones found along its path).
-    plugins = [ep.module for ep in importlib.metadata.entry_points(group=PLUGIN_GROUP)]
+    # The plugin modules `uir run` loads through the entry points (pluggy imports them by name,
+    # so a copy's modules are the ones found along its path).
+    plugins = [
+        ep.module for group in PLUGIN_GROUPS for ep in importlib.metadata.entry_points(group=group)
+    ]
     server.preload([*preload, *plugins], main)
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)

@@ -2,7 +2,7 @@
 run the C that a compiler's `render` printed for a program, under the ABI derived from the
 program, and again under the sanitizers.
 
-The grader derives a `main` from the program (uir.backend.c.harness: the buffers' starting
+The grader derives a `main` from the program (uir.backend.c's public API: the buffers' starting
 contents, the call, every output dumped as hex) and writes it beside the C with CHECK_SCRIPT, a
 shell script that builds and runs both: it runs in the same sandbox and under the same limits as
 the compiler, with nothing of the grader's installation inside, since the C is as untrusted as
@@ -16,9 +16,16 @@ from __future__ import annotations
 import dataclasses
 import shlex
 
-from uir.backend.c.abi import ENTRY, layout
-from uir.backend.c.harness import SANITIZE, harness, read_results
-from uir.backend.c.toolchain import FLAGS, LIBS, compiler
+from uir.backend.c import (
+    ENTRY,
+    FLAGS,
+    LIBS,
+    SANITIZE,
+    compiler,
+    harness_main,
+    layout,
+    read_results,
+)
 from uir.core import UIRError, parse, verify
 from uir.core.calls import inline_calls
 from uir.core.output import format_value
@@ -89,7 +96,7 @@ def checker_files(test: TestFile, c_source: bytes) -> dict[str, bytes]:
         not_clean=NOT_CLEAN,
         undefined=UNDEFINED,
     )
-    main = harness([(ENTRY, layout(_sink(test)))])
+    main = harness_main([(ENTRY, layout(_sink(test)))])
     return {"program.c": c_source, "main.c": main.encode(), SCRIPT: script.encode()}
 
 

@@ -142,15 +142,15 @@ def summary_table(results: Sequence[TestResult], command: str, duration_s: float
     return "\n".join(lines)
 
 
-def _text(text: str) -> str:
+def json_text(text: str) -> str:
     """A string JSON can hold: bytes of a file name that are not UTF-8 as `\\xNN` escapes."""
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def result_entry(result: TestResult) -> dict[str, Any]:
     return {
-        "path": _text(result.path),
-        "name": _text(Path(result.path).stem),
+        "path": json_text(result.path),
+        "name": json_text(Path(result.path).stem),
         "verdict": result.verdict.value,
         "detail": result.detail,
         "expected_exit": result.expected_exit,
@@ -181,7 +181,7 @@ def json_report(
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": "uir-test",
-        "compiler": _text(command),
+        "compiler": json_text(command),
         "isolation": isolation,
         "limits": limits.as_dict(),
         "jobs": jobs,
@@ -319,7 +319,7 @@ def mutants_json(
                 "status": m.status.value,
                 "reason": m.reason,
                 "caught_by": [
-                    {"path": _text(r.path), "verdict": r.verdict.value, "detail": r.detail}
+                    {"path": json_text(r.path), "verdict": r.verdict.value, "detail": r.detail}
                     for r in m.catching
                 ],
             }

@@ -18,6 +18,7 @@ would otherwise silently weaken the test.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections.abc import Iterable
@@ -228,3 +229,12 @@ def collect_tests(paths: Iterable[str]) -> list[str]:
         else:
             raise FileNotFoundError(name)
     return list(dict.fromkeys(found))  # a test named twice runs once
+
+
+def file_digest(path: str) -> str:
+    """The SHA-256 of a file's bytes, for a fingerprint; "" for a file that cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return ""

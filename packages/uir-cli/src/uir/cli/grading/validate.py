@@ -20,10 +20,8 @@ from uir.core.errors import UsageError
 from .harness import Compiler, TestResult, run_tests
 from .judge import Verdict
 from .limits import Limits
-from .report import _text as json_text
-from .report import shown
-from .shards import file_digest
-from .testfile import TestFile, TestFileError, Tolerance, read_test
+from .report import json_text, shown
+from .testfile import TestFile, TestFileError, Tolerance, file_digest, read_test
 from .weeks import Feature, features, later_than
 
 VALID, DUPLICATE, WRONG = "valid", "duplicate", "wrong"

@@ -16,10 +16,12 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from uir.cli.grading.actions import stop_on_signals
+from uir.cli.main import main
 from uir.core.errors import UsageError
 
-from .actions import stop_on_signals
 from .shards import Shard
 
 SHARDS = "shards"
@@ -32,8 +34,6 @@ TIMEOUT_MIN = 24 * 60
 
 def run_shard(cwd: str, argv: Sequence[str]) -> int:
     """One job: `uir ARGV` in `cwd` (module-level, so that submitit can pickle it)."""
-    from ..main import main
-
     os.chdir(cwd)
     # submitit tells a job that it ran out of time with SIGUSR2 (and then raises in it, which
     # `uir grade` would report as an internal error): stop as SIGTERM stops `uir grade`
@@ -96,17 +96,23 @@ def _explained(status: object) -> str:
     return str(status)
 
 
-def run_sharded(args: argparse.Namespace) -> int:
-    """Run the shards on submitit, wait for them, and merge their partial results."""
-    from . import grade
+@dataclass(frozen=True)
+class ShardRuns:
+    """The shards of a run on an executor, once they are done or the wait was interrupted."""
 
+    directories: list[str]  # each shard's --out, in shard order, for grade.merged_document
+    interrupted: int | None  # the signal that stopped the wait (the shards cancelled), or None
+
+
+def run_sharded(args: argparse.Namespace) -> ShardRuns:
+    """Run the shards on submitit and wait for them; a usage error names each that failed."""
     if args.shards is None:
         raise UsageError(f"--executor {args.executor} needs --shards N")
     try:
         import submitit
     except ImportError:
         raise UsageError(
-            "--executor submitit needs the submitit package (install uir-cli[cluster])"
+            "--executor submitit needs the submitit package (install uir-grading[cluster])"
         ) from None
     executor = submitit.AutoExecutor(folder=os.path.join(args.out, LOGS))
     parameters = executor_parameters(args.executor_option)
@@ -129,7 +135,7 @@ def run_sharded(args: argparse.Namespace) -> int:
             for job in jobs:
                 job.cancel(check=False)
             print("uir grade: interrupted: shards cancelled; run again to resume", file=sys.stderr)
-            return 128 + received[0]
+            return ShardRuns([], received[0])
     failed = []
     for shard, job in zip(parts, jobs, strict=True):
         try:
@@ -146,5 +152,4 @@ def run_sharded(args: argparse.Namespace) -> int:
             f"past timeout_min={timeout} minutes is stopped by submitit: give more with "
             "--executor-option timeout_min=MINUTES); the same command again resumes the shards"
         )
-    document = grade.merged_document([shard_directory(args.out, s) for s in parts])
-    return grade.publish(args.out, document, [])
+    return ShardRuns([shard_directory(args.out, s) for s in parts], None)

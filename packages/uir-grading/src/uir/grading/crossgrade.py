@@ -15,29 +15,22 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from uir.cli.grading.harness import Compiler, TestResult, read_or_bad, run_tests
+from uir.cli.grading.judge import Verdict
+from uir.cli.grading.limits import Limits
+from uir.cli.grading.testfile import file_digest
+from uir.cli.grading.validate import Verdicts
 
 from . import shards
-from .harness import Compiler, TestResult, read_or_bad, run_tests
-from .judge import Verdict
-from .limits import Limits
+from .matrix import Tally
 from .resultlog import Log
 from .roster import Team
 from .submissions import Submission
-from .validate import Verdicts
 
-if TYPE_CHECKING:  # matrix.py imports this module
-    from .matrix import Tally
-
-REFERENCE = "reference"  # the reference compiler's name in every report; no team may take it
 LOG_FILE = "results.jsonl"
 PARTIAL_KIND = "uir-grade-partial"
-
-
-def author_of(path: str) -> str:
-    """Who wrote a test: the name of the directory that holds it (`tests/alice/t.uir`: alice)."""
-    return Path(os.path.abspath(path)).parent.name
 
 
 def test_key(path: str, digest: str) -> str:
@@ -65,7 +58,7 @@ def read_tests(paths: Sequence[str], verdicts: Verdicts | None = None) -> Tests:
     valid only when a report judged these very bytes valid."""
     valid, invalid, digests = [], [], {}
     for path in paths:
-        digests[path] = shards.file_digest(path)  # "" when unreadable: read_or_bad says why
+        digests[path] = file_digest(path)  # "" when unreadable: read_or_bad says why
         test = read_or_bad(path)
         if isinstance(test, TestResult):
             invalid.append({"path": path, "kind": "malformed", "detail": test.detail})

@@ -8,8 +8,8 @@ Any command whose work is a list of independent items (the (compiler, test) pair
   interleaving spreads each compiler's (or each test's) runs over all shards, so no shard gets
   all the slow ones.
 - `fingerprint(value)`: a hash of everything that decides the work (the roster, the tests or
-  benchmarks and their contents (`file_digest`), the limits), recorded in every partial, so
-  that results of different inputs are never merged.
+  benchmarks and their contents (uir.cli.grading.testfile.file_digest), the limits), recorded
+  in every partial, so that results of different inputs are never merged.
 - `write_partial(...)` writes one shard's results as JSON; `read_partials(...)` reads a set of
   them back and checks they share a kind and fingerprint, that every slice of 1..N is there
   exactly once, and that each is complete. Its ShardError is a usage error (exit 1), so every
@@ -26,9 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from uir.cli.grading.report import write_json
 from uir.core.errors import UsageError
-
-from .report import write_json
 
 T = TypeVar("T")
 
@@ -74,15 +73,6 @@ def fingerprint(value: object) -> str:
     """A hash of a JSON-able value, the same on every machine and Python."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
-
-
-def file_digest(path: str) -> str:
-    """The SHA-256 of a file's bytes, for a fingerprint; "" for a file that cannot be read."""
-    try:
-        with open(path, "rb") as f:
-            return hashlib.file_digest(f, "sha256").hexdigest()
-    except OSError:
-        return ""
 
 
 def write_partial(

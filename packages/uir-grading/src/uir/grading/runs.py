@@ -16,7 +16,8 @@ from typing import Any
 
 from uir.core.errors import UsageError
 
-from .crossgrade import LOG_FILE, REFERENCE
+from .crossgrade import LOG_FILE
+from .matrix import REFERENCE
 
 RUNS = "runs"
 HISTORY = "history.jsonl"

@@ -13,18 +13,27 @@ import csv
 import io
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from .crossgrade import REFERENCE, author_of
-from .judge import Verdict
-from .report import PROGRESS_MARK, write_json
+from uir.cli.grading.judge import Verdict
+from uir.cli.grading.report import PROGRESS_MARK, write_json
+
+from .gradepage import render
 from .shards import Shard
 
 SCHEMA_VERSION = 1
 NOT_RUN = "-"  # the mark of a pair with no result (an interrupted run)
 MARKS = {verdict.value: mark for verdict, mark in PROGRESS_MARK.items()}
 VERDICTS = {mark: verdict for verdict, mark in MARKS.items()}
+LEGEND = VERDICTS | {NOT_RUN: "not run"}  # each mark's verdict, as the page shows it
+REFERENCE = "reference"  # the reference compiler's name in every report; no team may take it
 FILES = ("grades.json", "matrix.csv", "index.html")
+
+
+def author_of(path: str) -> str:
+    """Who wrote a test: the name of the directory that holds it (`tests/alice/t.uir`: alice)."""
+    return Path(os.path.abspath(path)).parent.name
 
 
 class Tally:
@@ -205,10 +214,11 @@ def matrix_csv(document: Mapping[str, Any]) -> str:
 
 def write_reports(directory: str, document: dict[str, Any]) -> None:
     """grades.json, matrix.csv and index.html in `directory`, each replaced whole."""
-    from .gradepage import render
-
     write_json(os.path.join(directory, "grades.json"), document)
-    for name, text in (("matrix.csv", matrix_csv(document)), ("index.html", render(document))):
+    for name, text in (
+        ("matrix.csv", matrix_csv(document)),
+        ("index.html", render(document, LEGEND)),
+    ):
         path = os.path.join(directory, name)
         with open(f"{path}.tmp", "w", encoding="utf-8", newline="") as f:
             f.write(text)

@@ -12,13 +12,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .matrix import MARKS, NOT_RUN
-
 DETAIL_CHARS = 120  # of each failure's detail, shown on hover; grades.json has it whole
 
 
-def page_data(document: Mapping[str, Any]) -> dict[str, Any]:
-    """What the script needs, compactly: verdicts as one mark per test (matrix.MARKS)."""
+def page_data(document: Mapping[str, Any], legend: Mapping[str, str]) -> dict[str, Any]:
+    """What the script needs, compactly: verdicts as one mark per test, `legend` giving each
+    mark's verdict (matrix.LEGEND, one of them "not run")."""
     index = {test["path"]: i for i, test in enumerate(document["tests"])}
     return {
         "meta": {
@@ -46,12 +45,13 @@ def page_data(document: Mapping[str, Any]) -> dict[str, Any]:
         ],
         "invalid": document["invalid_tests"],
         "reference_failures": document["reference_failures"],
-        "legend": {mark: verdict for verdict, mark in MARKS.items()} | {NOT_RUN: "not run"},
+        "legend": dict(legend),
     }
 
 
-def render(document: Mapping[str, Any]) -> str:
-    data = json.dumps(page_data(document), ensure_ascii=True).replace("<", "\\u003c")
+def render(document: Mapping[str, Any], legend: Mapping[str, str]) -> str:
+    """The page of a grades document (matrix.grades), its marks read by `legend`."""
+    data = json.dumps(page_data(document, legend), ensure_ascii=True).replace("<", "\\u003c")
     return PAGE.replace("@DATA@", data)
 
 

@@ -15,26 +15,29 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from uir.core.errors import UsageError
-
-from ..output import write_output
-from . import crossgrade, feedback, matrix, report, resultlog, runs, shards
-from .actions import (
-    NOT_PASSED,
-    _collect,
+from uir.cli.grading import report
+from uir.cli.grading.actions import (
     forked_reference,
     limits_from,
     stop_on_signals,
+    tests_named,
     warn_if_weaker,
 )
+from uir.cli.grading.harness import reference_compiler, reference_run_args
+from uir.cli.grading.isolation import Mode
+from uir.cli.grading.limits import Limits
+from uir.cli.grading.status import NOT_PASSED
+from uir.cli.grading.validate import Verdicts
+from uir.cli.output import write_output
+from uir.core.errors import UsageError
+
+from . import crossgrade, feedback, matrix, resultlog, runs, shards
 from .collection import frozen_teams
-from .crossgrade import REFERENCE, Entrant, Tests, author_of
-from .harness import reference_compiler, reference_run_args
-from .isolation import Mode
-from .limits import Limits
+from .crossgrade import Entrant, Tests
+from .executors import run_sharded
+from .matrix import REFERENCE, author_of
 from .roster import Team, load_roster
 from .submissions import prepare_isolated
-from .validate import Verdicts
 
 CHECKOUTS = "checkouts"  # under --out: the teams' repositories, cloned and built
 
@@ -121,7 +124,7 @@ def grade(args: argparse.Namespace) -> int:
     if args.reason is not None and args.manifest is None:
         raise UsageError("--reason is recorded in a week's history: it goes with --manifest")
     verdicts = Verdicts(args.validity, [t.name for t in teams]) if args.validity else None
-    tests = crossgrade.read_tests(_collect(args.tests), verdicts)
+    tests = crossgrade.read_tests(tests_named(args.tests), verdicts)
     if verdicts is None and any(author_of(p) in {t.name for t in teams} for p in tests.valid):
         print(
             "uir grade: WARNING: the teams' tests count unchecked: give the reports of "
@@ -137,9 +140,10 @@ def grade(args: argparse.Namespace) -> int:
             raise UsageError("--executor needs --out DIR: the shards' directories go under it")
         if shard is not None:
             raise UsageError("--shard runs one shard here; it takes no --executor")
-        from .executors import run_sharded
-
-        return run_sharded(args)
+        sharded = run_sharded(args)
+        if sharded.interrupted is not None:
+            return 128 + sharded.interrupted
+        return publish(args.out, merged_document(sharded.directories), [])
     # How the reference runs, not where this Python lives: shards run on other machines too.
     reference = shlex.join(reference_run_args(args.backend, args.plugin_modules))
     print_ = crossgrade.run_fingerprint(teams, tests, limits, reference)

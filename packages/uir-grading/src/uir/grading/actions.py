@@ -6,82 +6,39 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from uir.core.errors import UsageError
-
-from ..output import write_output
-from . import collection, gradebook, perf_report, resultlog, validate
-from . import perf as perf_scoring
-from .actions import (
-    NOT_PASSED,
-    _collect,
-    _write,
-    forked_reference,
+from uir.cli.grading.actions import (
     limits_from,
     stop_on_signals,
+    tests_named,
     warn_if_weaker,
 )
+from uir.cli.grading.harness import Compiler, reference_compiler, reference_run_args
+from uir.cli.grading.isolation import Mode, isolate
+from uir.cli.grading.limits import Limits
+from uir.cli.grading.testfile import TestFile, TestFileError, file_digest, read_test
+from uir.cli.output import write_output
+from uir.core.errors import UsageError
+
+from . import collection, gradebook, perf_report, resultlog
+from . import perf as perf_scoring
 from .course import load_course
-from .harness import Compiler, reference_compiler, reference_run_args
-from .isolation import Mode, isolate
-from .limits import Limits
-from .mutants import repository_root
 from .roster import Team, load_roster
 from .runs import week_files
-from .shards import Shard, file_digest, fingerprint, select, write_partial
+from .shards import Shard, fingerprint, select, write_partial
 from .submissions import Submission, prepare_isolated
-from .testfile import TestFile, TestFileError, read_test
 
 # The reference's calibration row in `uir perf`: not a team name (roster names have no spaces).
 REFERENCE = "reference (uir)"
 
 
-def validate_tests(args: argparse.Namespace) -> int:
-    directory = args.directory
-    if not os.path.isdir(directory):
-        raise UsageError(f"{directory} is not a directory")
-    if args.suite is not None:
-        suites = args.suite
-    else:
-        root = repository_root(Path(directory))
-        suites = validate.suite_directories(root, args.week) if root is not None else []
-        if not suites:
-            print(
-                "uir validate-tests: WARNING: no suites found: duplicates are checked among "
-                "the submissions only (name suites with --suite)",
-                file=sys.stderr,
-            )
-    known = validate.suite_keys(_collect(suites)) if suites else {}
-    files = validate.submitted_files(directory)
-    if not files:
-        raise UsageError(f"no files in {directory}")
-    limits = limits_from(args)
-    with contextlib.ExitStack() as stack:
-        reference = forked_reference(stack, reference_compiler(args.backend, args.plugin_modules))
-        stop, received = stack.enter_context(stop_on_signals())
-        checked = validate.validate(
-            files, args.week, reference, limits, args.jobs, args.runs, known, stop
-        )
-    interrupted = signal.Signals(received[0]).name if received else None
-    if args.json:
-        document = validate.json_report(
-            checked, args.week, reference.command, args.runs, limits, suites, interrupted
-        )
-        _write(args.json, document)
-    write_output(validate.text_report(checked, args.week))
-    if received:
-        return 128 + received[0]
-    return 0 if all(item.valid for item in checked) else NOT_PASSED
-
-
 def _benchmarks(directory: str) -> list[TestFile]:
     """The benchmarks of a directory: staff-written, so a malformed one stops the run."""
     benchmarks = []
-    for path in _collect([directory]):
+    for path in tests_named([directory]):
         try:
             benchmarks.append(read_test(path))
         except TestFileError as error:

@@ -9,11 +9,11 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
+from uir.cli.grading.limits import Limits
+from uir.cli.grading.report import shown, write_json
 from uir.core.errors import UsageError
 
-from .limits import Limits
 from .perf import Measurement, Noise, Row, noise, within_noise
-from .report import shown, write_json
 from .shards import read_partials
 
 MEASUREMENTS_KIND = "uir-perf-measurements"

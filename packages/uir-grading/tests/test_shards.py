@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from uir.cli.grading.shards import (
+from uir.grading.shards import (
     Shard,
     ShardError,
     fingerprint,
@@ -106,7 +106,7 @@ def test_an_unfinished_or_absent_shard_is_refused(tmp_path: Path) -> None:
 def test_submitit_shards_get_a_day_unless_told() -> None:
     # Issue 28 item 6: submitit's own default (2 minutes for local jobs) stopped a 5-minute
     # shard with an unexplained "4".
-    from uir.cli.grading.executors import executor_parameters
+    from uir.grading.executors import executor_parameters
 
     assert executor_parameters([])["timeout_min"] == 24 * 60
     given = executor_parameters(["timeout_min=20", "slurm_partition=long", "mem_gb=1.5"])

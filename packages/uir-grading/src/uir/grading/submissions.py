@@ -16,12 +16,13 @@ import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from .harness import Compiler, student_compiler
-from .isolation import NO_ISOLATION, Isolation, compiler_environment, isolate
-from .judge import signal_name
-from .limits import CHECKOUT_MB, MIB, Limits, apply_rlimits
+from uir.cli.grading.harness import Compiler, student_compiler
+from uir.cli.grading.isolation import NO_ISOLATION, Isolation, compiler_environment, isolate
+from uir.cli.grading.judge import signal_name
+from uir.cli.grading.limits import CHECKOUT_MB, MIB, Limits, apply_rlimits
+from uir.cli.grading.sandbox import ExecLauncher, Outcome, RunStatus, cannot_start, run_limited
+
 from .roster import SUBMISSION_FILE, Team
-from .sandbox import ExecLauncher, Outcome, RunStatus, cannot_start, run_limited
 
 GIT_TIMEOUT_S = 300.0
 # A build is a compiler's compiler: more time, memory, processes and file size than one test run.

@@ -22,10 +22,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .crossgrade import REFERENCE
-from .guide import Guide, guides_for, likely_mistakes
-from .matrix import MARKS, NOT_RUN
-from .report import write_json
+from uir.cli.grading.guide import Guide, guides_for, likely_mistakes
+from uir.cli.grading.report import write_json
+
+from .matrix import MARKS, NOT_RUN, REFERENCE
 
 FEEDBACK = "feedback"
 VISIBILITY_FILE = "visibility.toml"

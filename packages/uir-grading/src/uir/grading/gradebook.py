@@ -22,14 +22,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from uir.cli.grading.report import write_json
+from uir.cli.grading.validate import DUPLICATE, VALID, entry_status
 from uir.core.errors import UsageError
 
 from .collection import late_days_spent
 from .course import Course, Entered
-from .report import write_json
 from .roster import Member, Team
 from .runs import current_grades
-from .validate import DUPLICATE, VALID, entry_status
 
 KIND = "uir-gradebook"
 

@@ -18,9 +18,9 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-from .harness import Compiler, TestResult, run_parsed_test
-from .limits import Limits
-from .testfile import TestFile
+from uir.cli.grading.harness import Compiler, TestResult, run_parsed_test
+from uir.cli.grading.limits import Limits
+from uir.cli.grading.testfile import TestFile
 
 # The verdict of every benchmark of a submission that could not be prepared (clone, build).
 NOT_BUILT = "not-built"

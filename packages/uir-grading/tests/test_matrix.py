@@ -8,8 +8,8 @@ from __future__ import annotations
 import csv
 import io
 
-from uir.cli.grading.matrix import Tally, grades, matrix_csv
-from uir.cli.grading.shards import Shard
+from uir.grading.matrix import Tally, grades, matrix_csv
+from uir.grading.shards import Shard
 
 T1, T2, T3 = "tests/a/t1.uir", "tests/a/t2.uir", "tests/staff/t3.uir"
 VALID = [T1, T2, T3]

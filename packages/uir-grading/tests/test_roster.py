@@ -11,9 +11,9 @@ import pytest
 
 from uir.cli.grading.isolation import find_bwrap
 from uir.cli.grading.limits import Limits
-from uir.cli.grading.roster import load_roster
-from uir.cli.grading.submissions import prepare
 from uir.core.errors import UsageError
+from uir.grading.roster import load_roster
+from uir.grading.submissions import prepare
 
 Git = Callable[..., str]
 MakeRepo = Callable[[Path, dict[str, str]], Path]  # the fixtures of conftest.py

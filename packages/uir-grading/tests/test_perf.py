@@ -22,10 +22,10 @@ import pytest
 from uir.cli.grading.harness import Compiler, TestResult
 from uir.cli.grading.judge import Verdict
 from uir.cli.grading.limits import Limits
-from uir.cli.grading.perf import Entrant, Measurement, line_score, measure_rounds, noise, score
-from uir.cli.grading.perf_report import report_csv, report_json, report_text
 from uir.cli.grading.testfile import TestFile, parse_test
 from uir.cli.main import main
+from uir.grading.perf import Entrant, Measurement, line_score, measure_rounds, noise, score
+from uir.grading.perf_report import report_csv, report_json, report_text
 
 Git = Callable[..., str]
 MakeRepo = Callable[[Path, dict[str, str]], Path]  # the fixtures of conftest.py

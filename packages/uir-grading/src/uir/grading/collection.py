@@ -19,11 +19,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from uir.cli.grading.limits import CHECKOUT_MB
+from uir.cli.grading.report import write_json
 from uir.core.errors import UsageError
 
 from .course import Course
-from .limits import CHECKOUT_MB
-from .report import write_json
 from .roster import Team
 from .submissions import SubmissionError, checkout
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from uir.cli.grading.crossgrade import LOG_FILE
-from uir.cli.grading.resultlog import Log
+from uir.grading.crossgrade import LOG_FILE
+from uir.grading.resultlog import Log
 from uir.testing import browser
 from uir.testing.cli import run_uir as _uir
 

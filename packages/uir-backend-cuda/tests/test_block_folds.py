@@ -1,0 +1,181 @@
+"""FAST reductions across the threads of a block (spec/uir-week7.md 2.1, spec/uir-week8.md 1.1):
+a one-thread kernel folding a FAST range runs on one block of THREADS threads, each folding a
+strided share, the shares combined by a tree in shared memory with barriers. cuda-emu runs the
+block's threads so that they meet at each barrier (spec/uir-week7.md 2.3), so these check the
+meaning without a GPU: ints bit for bit (every order gives the same bits), f32 within the bound
+of any summation order, and NVRTC compiles the kernels for sm_90."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import Phase, given, settings
+
+from uir.backend.cuda.emulation import compile_emulated, compile_many, cxx
+from uir.backend.cuda.nvrtc import compile_cubin
+from uir.backend.cuda.render import THREADS, bundle, render_cuda
+from uir.core import parse, print_program
+from uir.core.dtypes import DTYPES
+from uir.core.interpret import evaluate
+from uir.core.ops import FAST, Op
+from uir.core.uop import UOp
+from uir.testing.backends import scheduled
+from uir.testing.compare import same_outputs
+from uir.testing.programs import programs
+from uir.testing.tolerance import fold_bound
+
+needs_cxx = pytest.mark.skipif(cxx() is None, reason="no C++ compiler")
+
+
+def reduction(dtype: str, n: int, op: str, fast: bool = True) -> str:
+    flag = ", FAST" if fast else ""
+    return (
+        f"%x = BUFFER {dtype}[{n}] 0\n%l = LOAD {dtype}[{n}] %x\n"
+        f"%s = REDUCE {dtype} %l ({op}, (0){flag})\n%o = SINK void %s\n"
+    )
+
+
+def emulated(text: str, inputs: dict[int, np.ndarray]) -> list[np.ndarray]:
+    schedule = scheduled(parse(text).sink)
+    return compile_emulated(render_cuda(schedule), schedule.source).run(inputs)
+
+
+def test_a_fast_sum_renders_a_block_tree_in_shared_memory() -> None:
+    rendered = render_cuda(scheduled(parse(reduction("f32", 1 << 24, "ADD")).sink))
+    (kernel,) = rendered.kernels
+    assert (kernel.blocks, kernel.threads, kernel.barriers) == (1, THREADS, True)
+    source = rendered.source
+    assert f"__shared__ float uir_red0[{THREADS}];" in source
+    # one barrier before the fold, one after the shares are written, one per tree level, one after
+    assert source.count("__syncthreads();") == 4
+    assert "uir_s0 += blockDim.x" in source  # each thread a strided share
+
+
+def test_a_plain_sum_keeps_one_thread_and_its_order() -> None:
+    rendered = render_cuda(scheduled(parse(reduction("f32", 1 << 24, "ADD", fast=False)).sink))
+    (kernel,) = rendered.kernels
+    assert (kernel.blocks, kernel.threads, kernel.barriers) == (1, 1, False)
+    assert "__shared__" not in rendered.source and "__syncthreads" not in rendered.source
+
+
+@needs_cxx
+@pytest.mark.parametrize("op", ["ADD", "MUL", "MAX", "MIN"])
+def test_fast_i32_folds_are_exact(op: str) -> None:
+    rng = np.random.default_rng(7)
+    x = rng.integers(-(2**31), 2**31, 10_000, dtype=np.int64).astype(np.int32)
+    # numpy in int64, wrapped to i32 by hand: ADD and MUL wrap, so every order gives these bits
+    wrap = {
+        "ADD": lambda v: np.int64(v.astype(np.int64).sum() % 2**32),
+        "MUL": lambda v: np.int64(np.prod(v.astype(np.uint64), dtype=np.uint64) % 2**32),
+        "MAX": lambda v: np.int64(v.max()) % 2**32,
+        "MIN": lambda v: np.int64(v.min()) % 2**32,
+    }
+    want = np.uint32(wrap[op](x)).view(np.int32)
+    (got,) = emulated(reduction("i32", x.size, op), {0: x})
+    assert got == want
+
+
+@needs_cxx
+@pytest.mark.parametrize("n", [1, 255, 256, 257, 70_001])
+def test_fast_f32_sum_is_within_the_bound_of_any_order(n: int) -> None:
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal(n).astype(np.float32)
+    (got,) = emulated(reduction("f32", n, "ADD"), {0: x})
+    exact = x.astype(np.float64).sum()
+    # any grouping of n terms: at most n roundings, each of a partial sum below sum |x|
+    assert abs(float(got) - exact) <= fold_bound(n, np.abs(x.astype(np.float64)).sum())
+
+
+@needs_cxx
+def test_a_fast_sum_of_ones_is_exact_and_empty_shares_add_nothing() -> None:
+    # 1000 ones: every partial sum is an integer below 2^24, exact in any order; threads past
+    # the end fold nothing, so their identity -0.0 adds nothing
+    (got,) = emulated(reduction("f32", 1000, "ADD"), {0: np.ones(1000, np.float32)})
+    assert got == np.float32(1000.0)
+    # -0.0 + -0.0 is -0.0 in every order: the identity must be -0.0, not +0.0
+    (zero,) = emulated(reduction("f32", 300, "ADD"), {0: np.full(300, -0.0, np.float32)})
+    assert np.signbit(zero)
+
+
+# mean and then the sum of squared deviations of 600 ints: two FAST folds in one kernel, the
+# second reading the first's result (exact in i32: the values are small)
+TWO_FOLDS = """
+%x = BUFFER i32[600] 0
+%l = LOAD i32[600] %x
+%s = REDUCE i32 %l (ADD, (0), FAST)
+%six = CONST i32 600
+%m = IDIV i32 %s %six
+%me = EXPAND i32[600] %m
+%d = SUB i32[600] %l %me
+%q = MUL i32[600] %d %d
+%v = REDUCE i32 %q (ADD, (0), FAST)
+%o = SINK void %m %v
+"""
+
+
+@needs_cxx
+def test_two_folds_in_one_kernel_meet_at_barriers() -> None:
+    x = (np.arange(600, dtype=np.int64) * 37 % 101).astype(np.int32)
+    schedule = scheduled(parse(TWO_FOLDS).sink)
+    rendered = render_cuda(schedule)
+    assert any(len(k.folds) == 2 for k in rendered.kernels)
+    got = compile_emulated(rendered, schedule.source).run({0: x})
+    mean = int(x.sum()) // 600
+    assert got[0] == mean
+    assert got[1] == int(((x.astype(np.int64) - mean) ** 2).sum())
+
+
+INT_DTYPES = tuple(d for d in DTYPES.values() if d.is_int)
+
+
+def fast(sink: UOp) -> UOp:
+    """The program with every REDUCE marked FAST."""
+    done: dict[UOp, UOp] = {}
+    for u in sink.toposort():
+        src = tuple(done[s] for s in u.src)
+        arg = u.arg
+        if u.op is Op.REDUCE and len(arg) == 2:
+            arg = (*arg, FAST)
+        done[u] = u.replace(src=src, arg=arg)
+    return done[sink]
+
+
+def drawn(week: int, count: int) -> list[UOp]:
+    sinks: list[UOp] = []
+
+    @settings(max_examples=count, derandomize=True, database=None, phases=[Phase.generate])
+    @given(programs(week=week, dtypes=INT_DTYPES, approximate=False))
+    def draw(sink: UOp) -> None:
+        sinks.append(fast(sink))
+
+    draw()
+    return sinks
+
+
+@pytest.mark.slow
+@needs_cxx
+@pytest.mark.parametrize("week", [4, 5, 6])
+def test_random_fast_int_programs_agree_with_the_interpreter(week: int) -> None:
+    """Every order of an int fold gives the same bits, so cuda-emu's block folds must give the
+    interpreter's outputs exactly; some of the programs must have reached a block fold."""
+    sinks = drawn(week, 100)
+    schedules = [scheduled(s) for s in sinks]
+    folded = sum(any(k.barriers for k in render_cuda(s).kernels) for s in schedules)
+    assert folded >= 5
+    for i, (sink, program) in enumerate(zip(sinks, compile_many(schedules), strict=True)):
+        got = program.run()
+        assert same_outputs(got, evaluate(sink)), f"program {i}:\n{print_program(sink)}\n{got}"
+
+
+@pytest.mark.parametrize("arch", ["sm_90"])
+def test_block_folds_compile_with_nvrtc(arch: str) -> None:
+    texts = [
+        reduction(d, n, op)
+        for d in ("f32", "f64", "f16", "bf16", "i32", "u8", "i64")
+        for op, n in (("ADD", 1 << 24), ("MAX", 1000), ("MUL", 3))
+    ] + [TWO_FOLDS]
+    sources = [
+        render_cuda(scheduled(parse(t).sink), f"uir_p{i}").source for i, t in enumerate(texts)
+    ]
+    assert all("__syncthreads();" in s for s in sources)
+    assert compile_cubin(bundle(sources), arch)[:4] == b"\x7fELF"
