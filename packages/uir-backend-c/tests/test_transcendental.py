@@ -23,7 +23,7 @@ from uir.backend.c.toolchain import compile_shared, compiler
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C compiler")
 
-# The bound uir.md section 4 states; the kernels measure within 1 (spec/uir-week8.md 4).
+# The bound uir.md section 4 states; the kernels measure within 1 (spec/uir-week8.md 5).
 ULP = 2
 
 HARNESS = """\
