@@ -12,6 +12,8 @@ packages/uir-backend-c/tests/test_transcendental.py.
 
 from __future__ import annotations
 
+import functools
+
 EXP2 = """\
 /* 2^x within 1 ulp (spec/uir-week8.md 5). x = k + f with k = rint(x), |f| <= 1/2 (exact), 2^f a
    degree-6 polynomial, and 2^k built in the exponent bits as two factors 2^k1 * 2^k2, each a
@@ -130,8 +132,9 @@ def reduction_table() -> list[tuple[int, int, int]]:
     return rows
 
 
+@functools.cache
 def sin_f32() -> str:
-    """The C text of uir_sin_f32, with its reduction table."""
+    """The C text of uir_sin_f32, with its reduction table (built once: about 20 ms)."""
     table = reduction_table()
     parts = [", ".join(str(row[i]) for row in table) for i in range(3)]
     s3, s5, s7, s9 = _SIN
