@@ -9,7 +9,7 @@ machine counts other processes' turns), the best of R interleaved rounds. Every 
 against numpy's float64 function rounded to f32 (within 2 ulp, NaN where it is NaN) before a time
 is printed. Inputs: exp2 on [-100, 100], log2 on 2^[-100, 100], sin on [-100, 100] (reduced by
 Cody-Waite) and on [2^23, 2^40] (the table reduction). Normal floats only: a subnormal operand or
-result costs a microcode assist on x86 in either version (spec/uir-week8.md 4).
+result costs a microcode assist on x86 in either version (spec/uir-week8.md 5).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ STACK, INDEX and edge values, memory programs in every dtype with global buffers
 windows and gates, week-3 loop programs (nests, triangular and zero-trip loops, accumulators,
 ends loaded from memory), week-4 shaped programs and week-5 movement chains at any rank, which
 the C backend renders through rangeify's index arithmetic. EXP2, LOG2 and SIN are only specified
-to 2 ulp (C's f32 ones are polynomials, spec/uir-week8.md 4), so they are left out of the
+to 2 ulp (C's f32 ones are polynomials, spec/uir-week8.md 5), so they are left out of the
 bit-for-bit programs; week-1 programs with an EXP2, LOG2 or SIN on each float output compare
 within 2 ulp.
 

@@ -1,6 +1,6 @@
 """Random programs of weeks 1-5 in every dtype (the project's one generator, uir.testing.programs):
 cuda-emu gives the interpreter's outputs bit for bit (NaNs by NaN-ness; outputs through EXP2, LOG2
-or SIN within 2 ulp: the C backend's f32 polynomials, spec/uir-week8.md 4), and NVRTC compiles them.
+or SIN within 2 ulp: the C backend's f32 polynomials, spec/uir-week8.md 5), and NVRTC compiles them.
 The suites hold mostly i32 and f32; these reach every helper (f16, bf16, 64-bit ints, f64 ...).
 Programs go to the backend as the backends take them (uir.testing.backends.scheduled: CALLs
 inlined, shaped values of weeks 4-5 lowered to loops whose output ranges are PARALLEL, cut into

@@ -283,7 +283,7 @@ ALU_RENDER: dict[Op, Render] = {
     Op.RECIP: _float_math("(1.0f / {})", "(1.0 / {})"),
     Op.TRUNC: _float_math("truncf({})", "trunc({})", small="truncf({})"),
     # Within 2 ulp (uir.md 4): on f32 a vectorizable polynomial (transcendental.py, within 1 ulp
-    # on every input, spec/uir-week8.md 4); on f64 libm; on f16/bf16 libm's double rounded once.
+    # on every input, spec/uir-week8.md 5); on f64 libm; on f16/bf16 libm's double rounded once.
     Op.EXP2: _approximate("uir_exp2_f32", lambda: transcendental.EXP2, "exp2({})"),
     Op.LOG2: _approximate("uir_log2_f32", lambda: transcendental.LOG2, "log2({})"),
     Op.SIN: _approximate("uir_sin_f32", transcendental.sin_f32, "sin({})"),

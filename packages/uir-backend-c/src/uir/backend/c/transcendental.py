@@ -1,4 +1,4 @@
-"""EXP2, LOG2 and SIN on f32 as C functions a loop vectorizes (spec/uir-week8.md section 4).
+"""EXP2, LOG2 and SIN on f32 as C functions a loop vectorizes (spec/uir-week8.md section 5).
 
 uir.md section 4 asks only for 2 ulp, so each is a polynomial, not libm's double function called
 one element at a time. Every step is a float or int operation on values or bit patterns with no
@@ -12,8 +12,10 @@ packages/uir-backend-c/tests/test_transcendental.py.
 
 from __future__ import annotations
 
+import functools
+
 EXP2 = """\
-/* 2^x within 1 ulp (spec/uir-week8.md 4). x = k + f with k = rint(x), |f| <= 1/2 (exact), 2^f a
+/* 2^x within 1 ulp (spec/uir-week8.md 5). x = k + f with k = rint(x), |f| <= 1/2 (exact), 2^f a
    degree-6 polynomial, and 2^k built in the exponent bits as two factors 2^k1 * 2^k2, each a
    normal float, so that one final rounding makes subnormal results and inf come out right.
    Clamping to [-150, 128] keeps k in range (2^-150 rounds to 0, 2^128 is inf) and NaN. */
@@ -41,7 +43,7 @@ static inline float uir_exp2_f32(float x) {
 }"""
 
 LOG2 = """\
-/* log2(x) within 1 ulp (spec/uir-week8.md 4). x = m * 2^e with sqrt(1/2) <= m < sqrt(2) read
+/* log2(x) within 1 ulp (spec/uir-week8.md 5). x = m * 2^e with sqrt(1/2) <= m < sqrt(2) read
    from the bits (a subnormal x is first scaled by 2^23), log2(m) = r / ln 2 + r^2 Q(r) with
    r = m - 1 exact and Q in f32. Zero, negative, inf and NaN inputs are selected at the end. */
 static inline float uir_log2_f32(float x) {
@@ -130,14 +132,15 @@ def reduction_table() -> list[tuple[int, int, int]]:
     return rows
 
 
+@functools.cache
 def sin_f32() -> str:
-    """The C text of uir_sin_f32, with its reduction table."""
+    """The C text of uir_sin_f32, with its reduction table (built once: about 20 ms)."""
     table = reduction_table()
     parts = [", ".join(str(row[i]) for row in table) for i in range(3)]
     s3, s5, s7, s9 = _SIN
     c4, c6, c8 = _COS
     return f"""\
-/* sin(x) within 1 ulp for every f32 x (spec/uir-week8.md 4). |x| * 2/pi = n + f with n mod 4
+/* sin(x) within 1 ulp for every f32 x (spec/uir-week8.md 5). |x| * 2/pi = n + f with n mod 4
    choosing sin or cos of r = f * pi/2, |r| <= pi/4, in double, rounded once. Below 2^23 the
    reduction is Cody-Waite in double: n < 2^23 and pi/2 in a 29-bit and a 53-bit part. From 2^23
    up, x = M * 2^e (M < 2^24) and x * 2/pi mod 4 = M * T[e] mod 4, T[e] = 2^e * 2/pi mod 4 in
