@@ -97,6 +97,38 @@ def test_a_fast_sum_of_ones_is_exact_and_empty_shares_add_nothing() -> None:
     assert np.signbit(zero)
 
 
+def whole(dtype: str, rows: int, columns: int) -> str:
+    n = rows * columns
+    return (
+        f"%x = BUFFER {dtype}[{n}] 0\n%l = LOAD {dtype}[{n}] %x\n"
+        f"%m = RESHAPE {dtype}[{rows},{columns}] %l\n"
+        f"%s = REDUCE {dtype} %m (ADD, (0, 1), FAST)\n%o = SINK void %s\n"
+    )
+
+
+def test_a_fast_sum_over_two_axes_is_one_flattened_fold_innermost_fastest() -> None:
+    rendered = render_cuda(scheduled(parse(whole("f32", 40, 30)).sink))
+    (kernel,) = rendered.kernels
+    assert kernel.barriers and len(kernel.folds) == 2
+    source = rendered.source
+    # neighbouring threads take neighbouring columns: the column is the index mod the row length
+    assert "uir_s0 < uir_n0_0 * uir_n0_1" in source
+    assert "(int32_t)(uir_s0 % uir_n0_1)" in source
+    assert "(int32_t)((uir_s0 / uir_n0_1))" in source
+
+
+@needs_cxx
+def test_a_fast_sum_over_two_axes_is_exact_in_i32_and_within_the_bound_in_f32() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.integers(-(2**31), 2**31, 1200, dtype=np.int64).astype(np.int32)
+    (got,) = emulated(whole("i32", 40, 30), {0: x})
+    assert got == np.uint32(int(x.astype(np.int64).sum()) % 2**32).view(np.int32)
+    y = rng.standard_normal(1200).astype(np.float32)
+    (sum32,) = emulated(whole("f32", 40, 30), {0: y})
+    exact = y.astype(np.float64).sum()
+    assert abs(float(sum32) - exact) <= fold_bound(1200, np.abs(y.astype(np.float64)).sum())
+
+
 # mean and then the sum of squared deviations of 600 ints: two FAST folds in one kernel, the
 # second reading the first's result (exact in i32: the values are small)
 TWO_FOLDS = """
@@ -180,7 +212,7 @@ def test_block_folds_compile_with_nvrtc(arch: str) -> None:
         reduction(d, n, op)
         for d in ("f32", "f64", "f16", "bf16", "i32", "u8", "i64")
         for op, n in (("ADD", 1 << 24), ("MAX", 1000), ("MUL", 3))
-    ] + [TWO_FOLDS]
+    ] + [TWO_FOLDS, whole("f32", 40, 30), whole("i64", 7, 300)]
     sources = [
         render_cuda(scheduled(parse(t).sink), f"uir_p{i}").source for i, t in enumerate(texts)
     ]

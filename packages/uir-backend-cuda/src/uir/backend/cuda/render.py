@@ -185,12 +185,17 @@ def _collapse(loop: Block) -> tuple[tuple[UOp, ...], Block]:
 
 @dataclass(frozen=True)
 class _Fold:
-    """A top-level loop over a FAST range (spec/uir-week8.md 1.1) whose body folds one term into
-    one accumulator: `store` writes `combine` (the accumulator's `load` OP the term) back to
-    `place`, whose index is computed before the loop. Its iterations may be split over the
-    threads of a block, each folding a share from the identity, the shares combined by a tree."""
+    """A top-level nest of loops over FAST ranges (spec/uir-week8.md 1.1), each directly inside
+    the one before, whose innermost body folds one term into one accumulator: `store` writes
+    `combine` (the accumulator's `load` OP the term) back to `place`, whose index is computed
+    before the nest. The outer loops' bodies hold only values (`values`, which read no memory).
+    The iterations of the whole nest may be split over the threads of a block, each folding a
+    share from the identity, the shares combined by a tree."""
 
     loop: Block
+    ranges: tuple[UOp, ...]
+    values: tuple[UOp, ...]
+    body: tuple[UOp, ...]
     place: UOp
     load: UOp
     combine: UOp
@@ -206,13 +211,27 @@ _FOLD_OPS = (Op.ADD, Op.MUL, Op.MAX, Op.MIN)
 
 
 def _fold(item: UOp | Block) -> _Fold | None:
-    """The fold a top-level FAST loop is, or None when its body is anything else (an inner loop,
-    another store, the accumulator read by more than its update, a gated accumulator)."""
+    """The fold a top-level FAST nest is, or None when it is anything else (a loop that is not
+    FAST, two inner loops, memory touched outside the innermost body, another store, the
+    accumulator read by more than its update, a gated accumulator, an end computed inside)."""
     if not isinstance(item, Block) or item.range is None or not is_fast(item.range):
         return None
+    inside = set(flatten(item))
+    ranges, values = [item.range], []
     body = item.body
-    if any(isinstance(i, Block) for i in body):
-        return None
+    while any(isinstance(i, Block) for i in body):
+        blocks = [i for i in body if isinstance(i, Block)]
+        others = [i for i in body if not isinstance(i, Block)]
+        inner = blocks[0]
+        if len(blocks) != 1 or inner.range is None or not is_fast(inner.range):
+            return None
+        if any(u.op in (Op.LOAD, Op.STORE) for u in others):
+            return None
+        values += others
+        ranges.append(inner.range)
+        body = inner.body
+    if any(r.src[0] in inside for r in ranges):
+        return None  # the grid's count is known before the nest runs
     stores = [u for u in body if isinstance(u, UOp) and u.op is Op.STORE]
     if len(stores) != 1:
         return None
@@ -225,7 +244,6 @@ def _fold(item: UOp | Block) -> _Fold | None:
         return None
     (load,) = loads
     root = window(place.src[0]).buffer
-    inside = set(flatten(item))
     if root.op is not Op.LOCAL or place.src[1] in inside:
         return None
     for u in inside:
@@ -235,7 +253,8 @@ def _fold(item: UOp | Block) -> _Fold | None:
             return None  # the running value is read by more than its update
         if u.op is Op.LOAD and window(u.src[0].src[0]).buffer is root:
             return None
-    return _Fold(item, place, load, combine, store)
+    items = tuple(u for u in body if isinstance(u, UOp))
+    return _Fold(item, tuple(ranges), tuple(values), items, place, load, combine, store)
 
 
 def _roots(items: Sequence[UOp | Block], op: Op) -> set[UOp]:
@@ -380,7 +399,7 @@ class _Renderer:
         elif part.folds:
             tail = self._block_folds(emitter, part.items, part.folds)
             launch = (1, THREADS)
-            folds = tuple(f.loop.range for f in part.folds.values() if f.loop.range is not None)
+            folds = tuple(r for f in part.folds.values() for r in f.ranges)
         else:
             emitter.block(Block(None, part.items), set())
             launch = (1, 1)
@@ -454,8 +473,6 @@ class _Renderer:
         combined pairwise by a tree (a barrier after each level), and thread 0 folds the
         result into the accumulator. A barrier before publishes thread 0's earlier stores (the
         accumulator's init), one after publishes the accumulator."""
-        rng = fold.loop.range
-        assert rng is not None
         dtype = fold.combine.dtype
         ctype = value_ctype(dtype)
         part, red, step = f"uir_part{n}", f"uir_red{n}", f"uir_s{n}"
@@ -465,19 +482,33 @@ class _Renderer:
             args = [acc, term] if a_load else [term, acc]
             return ALU_RENDER[fold.combine.op](emitter.ctx, fold.combine, args)
 
-        end = emitter.names[rng.src[0]]
         identity = literal(_identity(fold.combine.op, dtype), dtype)
         lines = emitter.body
         lines.append("__syncthreads();")
         lines.append("{")
         start = len(lines)
+        widths = []
+        for r in fold.ranges:
+            bound = emitter.names[r.src[0]]
+            width = f"uir_n{n}_{len(widths)}"
+            # an end <= 0 runs no iteration: its count is 0, and so is the product
+            lines.append(f"const int64_t {width} = {bound} > 0 ? (int64_t){bound} : 0;")
+            widths.append(width)
         lines.append(f"{ctype} {part} = {identity};")
-        lines.append(f"for (int64_t {step} = threadIdx.x; {step} < {end}; {step} += blockDim.x) {{")
+        iterations = " * ".join(widths)
+        lines.append(
+            f"for (int64_t {step} = threadIdx.x; {step} < {iterations}; {step} += blockDim.x) {{"
+        )
         inner = len(lines)
-        counter = emitter.fresh(rng)
-        lines.append(f"const int32_t {counter} = (int32_t){step};")
+        # the flattened index split back into the nest's counters, the innermost fastest
+        remaining = step
+        for r, width in reversed(list(zip(fold.ranges, widths, strict=True))):
+            counter = emitter.fresh(r)
+            index = remaining if r is fold.ranges[0] else f"{remaining} % {width}"
+            lines.append(f"const int32_t {counter} = (int32_t)({index});")
+            remaining = f"({remaining} / {width})"
         skip = {fold.load, fold.combine, fold.store}
-        body = [u for u in fold.loop.body if u not in skip]
+        body = [*fold.values, *(u for u in fold.body if u not in skip)]
         emitter.block(Block(None, body), set())
         lines.append(f"{part} = {combine(part, emitter.names[fold.term])};")
         lines[inner:] = [f"    {line}" for line in lines[inner:]]
