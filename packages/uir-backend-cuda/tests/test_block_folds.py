@@ -212,9 +212,41 @@ def test_block_folds_compile_with_nvrtc(arch: str) -> None:
         reduction(d, n, op)
         for d in ("f32", "f64", "f16", "bf16", "i32", "u8", "i64")
         for op, n in (("ADD", 1 << 24), ("MAX", 1000), ("MUL", 3))
-    ] + [TWO_FOLDS, whole("f32", 40, 30), whole("i64", 7, 300)]
+    ] + [TWO_FOLDS, whole("f32", 40, 30), whole("i64", 7, 300), ROWS]
     sources = [
         render_cuda(scheduled(parse(t).sink), f"uir_p{i}").source for i, t in enumerate(texts)
     ]
     assert all("__syncthreads();" in s for s in sources)
     assert compile_cubin(bundle(sources), arch)[:4] == b"\x7fELF"
+
+
+# per row of 30: the maximum, then the sum of squared distances from it (i32, exact in any order)
+ROWS = """
+%x = BUFFER i32[1200] 0
+%l = LOAD i32[1200] %x
+%m = RESHAPE i32[40,30] %l
+%hi = REDUCE i32[40] %m (MAX, (1), FAST)
+%h2 = RESHAPE i32[40,1] %hi
+%he = EXPAND i32[40,30] %h2
+%d = SUB i32[40,30] %m %he
+%q = MUL i32[40,30] %d %d
+%s = REDUCE i32[40] %q (ADD, (1), FAST)
+%o = SINK void %hi %s
+"""
+
+
+def test_rows_with_fast_folds_get_one_block_each() -> None:
+    rendered = render_cuda(scheduled(parse(ROWS).sink))
+    rows = [k for k in rendered.kernels if k.ranges and k.barriers]
+    assert rows and all(k.blocks == 40 and k.threads == THREADS for k in rows)
+    assert "uir_row += gridDim.x" in rendered.source
+
+
+@needs_cxx
+def test_rows_with_fast_folds_match_numpy() -> None:
+    x = (np.arange(1200, dtype=np.int64) * 7919 % 2003 - 1000).astype(np.int32)
+    schedule = scheduled(parse(ROWS).sink)
+    got = compile_emulated(render_cuda(schedule), schedule.source).run({0: x})
+    m = x.reshape(40, 30).astype(np.int64)
+    assert got[0].tolist() == m.max(axis=1).tolist()
+    assert got[1].tolist() == ((m - m.max(axis=1, keepdims=True)) ** 2).sum(axis=1).tolist()
