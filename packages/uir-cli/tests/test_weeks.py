@@ -17,6 +17,13 @@ ROOT = Path(__file__).resolve().parents[3]
 
 # name -> (program, the week that first allows it, what a week before it names).
 PROGRAMS = {
+    "fast_range": (
+        "%b = BUFFER i32[3] 0\n%n = CONST i32 3\n%i = RANGE i32 %n (0, FAST)\n"
+        "%p = INDEX i32 %b %i\n%s = STORE void %p %i\n%e = END void %s %i\n"
+        "%a = AFTER i32[3] %b %e\n%out = SINK void %a\n",
+        8,
+        "a FAST RANGE, of week 8",
+    ),
     "shrink_of_value": (
         "%v = CONST i32[4] (1, 2, 3, 4)\n%w = SHRINK i32[2] %v ((1, 3))\n%out = SINK void %w\n",
         5,

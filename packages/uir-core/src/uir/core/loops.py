@@ -33,11 +33,13 @@ def range_arg(arg: Any) -> tuple[int, bool] | None:
     one whose iterations are independent (spec/uir-week7.md), `(id, FAST)` a sequential loop
     folding a FAST REDUCE (spec/uir-week8.md section 1.1). None when it is none of these forms or
     the id is not an int >= 0."""
-    marked = isinstance(arg, tuple) and len(arg) == 2 and arg[1] in (PARALLEL, FAST)
-    rid = arg[0] if marked else arg
+    if isinstance(arg, tuple) and len(arg) == 2 and arg[1] == FAST:
+        arg = arg[0]  # a FAST range is a sequential loop: it reads as its id alone
+    parallel = isinstance(arg, tuple) and len(arg) == 2 and arg[1] == PARALLEL
+    rid = arg[0] if parallel else arg
     if not isinstance(rid, int) or isinstance(rid, bool) or rid < 0:
         return None
-    return rid, marked and arg[1] == PARALLEL
+    return rid, parallel
 
 
 def range_id(rng: UOp) -> int:

@@ -11,8 +11,9 @@ its own stack, resumed in turn from thread 0 up to its next `__syncthreads()`, t
 every thread has reached it. Thread 0 first is the order that exposes a missing barrier in a
 tree fold (thread 0 reads the partial of thread 128 before that thread has written it). A host
 entry point with the C backend's ABI allocates the zeroed scratch arrays and launches each
-kernel in order, so the program loads and runs exactly as the C backend's does (uir.backend.c.runtime.CompiledProgram: forked, on
-shared memory) and its results compare bit for bit with the interpreter's.
+kernel in order, so the program loads and runs exactly as the C backend's does
+(uir.backend.c.runtime.CompiledProgram: forked, on shared memory) and its results
+compare bit for bit with the interpreter's.
 """
 
 from __future__ import annotations

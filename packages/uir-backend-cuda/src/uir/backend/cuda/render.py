@@ -45,6 +45,9 @@ from uir.core.uop import UOp
 # large as 2^31 - 1, which sizes no grid).
 THREADS = 256
 MAX_BLOCKS = 65536
+# The most bytes of LOCALs a block keeps in shared memory when it runs one row (48 KiB is what
+# a kernel may declare statically; the fold's own arrays take some).
+SHARED_BYTES = 16 * 1024
 # The most iterations the flattened index of collapsed PARALLEL ranges may count: it is an int64.
 _MAX_FLAT = 1 << 62
 
@@ -185,12 +188,17 @@ def _collapse(loop: Block) -> tuple[tuple[UOp, ...], Block]:
 
 @dataclass(frozen=True)
 class _Fold:
-    """A top-level loop over a FAST range (spec/uir-week8.md 1.1) whose body folds one term into
-    one accumulator: `store` writes `combine` (the accumulator's `load` OP the term) back to
-    `place`, whose index is computed before the loop. Its iterations may be split over the
-    threads of a block, each folding a share from the identity, the shares combined by a tree."""
+    """A top-level nest of loops over FAST ranges (spec/uir-week8.md 1.1), each directly inside
+    the one before, whose innermost body folds one term into one accumulator: `store` writes
+    `combine` (the accumulator's `load` OP the term) back to `place`, whose index is computed
+    before the nest. The outer loops' bodies hold only values (`values`, which read no memory).
+    The iterations of the whole nest may be split over the threads of a block, each folding a
+    share from the identity, the shares combined by a tree."""
 
     loop: Block
+    ranges: tuple[UOp, ...]
+    values: tuple[UOp, ...]
+    body: tuple[UOp, ...]
     place: UOp
     load: UOp
     combine: UOp
@@ -206,13 +214,27 @@ _FOLD_OPS = (Op.ADD, Op.MUL, Op.MAX, Op.MIN)
 
 
 def _fold(item: UOp | Block) -> _Fold | None:
-    """The fold a top-level FAST loop is, or None when its body is anything else (an inner loop,
-    another store, the accumulator read by more than its update, a gated accumulator)."""
+    """The fold a top-level FAST nest is, or None when it is anything else (a loop that is not
+    FAST, two inner loops, memory touched outside the innermost body, another store, the
+    accumulator read by more than its update, a gated accumulator, an end computed inside)."""
     if not isinstance(item, Block) or item.range is None or not is_fast(item.range):
         return None
+    inside = set(flatten(item))
+    ranges, values = [item.range], []
     body = item.body
-    if any(isinstance(i, Block) for i in body):
-        return None
+    while any(isinstance(i, Block) for i in body):
+        blocks = [i for i in body if isinstance(i, Block)]
+        others = [i for i in body if not isinstance(i, Block)]
+        inner = blocks[0]
+        if len(blocks) != 1 or inner.range is None or not is_fast(inner.range):
+            return None
+        if any(u.op in (Op.LOAD, Op.STORE) for u in others):
+            return None
+        values += others
+        ranges.append(inner.range)
+        body = inner.body
+    if any(r.src[0] in inside for r in ranges):
+        return None  # the grid's count is known before the nest runs
     stores = [u for u in body if isinstance(u, UOp) and u.op is Op.STORE]
     if len(stores) != 1:
         return None
@@ -225,7 +247,6 @@ def _fold(item: UOp | Block) -> _Fold | None:
         return None
     (load,) = loads
     root = window(place.src[0]).buffer
-    inside = set(flatten(item))
     if root.op is not Op.LOCAL or place.src[1] in inside:
         return None
     for u in inside:
@@ -235,7 +256,8 @@ def _fold(item: UOp | Block) -> _Fold | None:
             return None  # the running value is read by more than its update
         if u.op is Op.LOAD and window(u.src[0].src[0]).buffer is root:
             return None
-    return _Fold(item, place, load, combine, store)
+    items = tuple(u for u in body if isinstance(u, UOp))
+    return _Fold(item, tuple(ranges), tuple(values), items, place, load, combine, store)
 
 
 def _roots(items: Sequence[UOp | Block], op: Op) -> set[UOp]:
@@ -246,13 +268,13 @@ def _roots(items: Sequence[UOp | Block], op: Op) -> set[UOp]:
     return found
 
 
-def _folds(kernel: Kernel) -> dict[int, _Fold] | None:
+def _folds(items: Sequence[UOp | Block]) -> dict[int, _Fold] | None:
     """The FAST folds of a one-thread kernel that the threads of one block can share, by their
     position among its items, or None when the kernel cannot run on a block. Every thread runs
     the statements outside the folds, all but thread 0 only for their values: a STORE runs in
     thread 0 alone, and everything after the last fold too. So before the last fold there may be
     no other loop, and between two barriers no LOAD of a buffer that thread 0 stores there."""
-    items = list(kernel.items)
+    items = list(items)
     folds = {k: f for k, item in enumerate(items) if (f := _fold(item)) is not None}
     if not folds:
         return None
@@ -275,9 +297,9 @@ def _parts(schedule: Schedule) -> list[_Part]:
     for kernel in schedule.kernels:
         if kernel.loop is not None:
             ranges, body = _collapse(kernel.loop)
-            parts.append(_Part(kernel, ranges, body))
+            parts.append(_Part(kernel, ranges, body, _folds(body.body)))
         else:
-            parts.append(_Part(kernel, folds=_folds(kernel)))
+            parts.append(_Part(kernel, folds=_folds(kernel.items)))
     if schedule.outputs and (not parts or parts[-1].ranges):
         parts.append(_Part(None))  # a thread that copies the outputs
     return parts
@@ -291,13 +313,26 @@ class _KernelEmitter(Emitter):
     """The C backend's emitter with CUDA's memory: LOCALs live in scratch arrays, or in each
     thread's own array when carried across this kernel's thread ranges; no heap."""
 
-    def __init__(self, flat: UOp, abi: Layout, helpers: Helpers, shared: dict[UOp, str]) -> None:
+    def __init__(
+        self,
+        flat: UOp,
+        abi: Layout,
+        helpers: Helpers,
+        shared: dict[UOp, str],
+        block: set[UOp] | None = None,
+    ) -> None:
         super().__init__(flat, abi, helpers)
         self.shared = shared  # LOCAL -> its scratch array
+        self.block_locals = block or set()  # LOCALs each block's own, in its shared memory
 
     def pointer(self, root: UOp) -> str:
         if root.op is Op.LOCAL and root in self.shared:
             return self.shared[root]
+        if root.op is Op.LOCAL and root in self.block_locals and root not in self.locals:
+            # each iteration writes before it reads (rule 3): no zeroing, which __shared__ lacks
+            name = self.locals[root] = f"local{len(self.locals)}"
+            ctype = storage_ctype(root.dtype)
+            self.declarations.append(f"__shared__ {ctype} {name}[{root.type.size}];")
         return super().pointer(root)
 
     def heap_array(self, ctype: str, name: str, size: int) -> None:
@@ -369,25 +404,34 @@ class _Renderer:
     def kernel(self, k: int, part: _Part) -> tuple[Launch, str]:
         private = self._private(part)
         shared = {r: n for r, n in self.shared.items() if r not in private}
-        emitter = _KernelEmitter(self.flat, self.abi, self.helpers, shared)
+        # one block per iteration, its carried LOCALs in shared memory, when they fit in it
+        room = sum(r.type.size * storage_itemsize(r.dtype) for r in private)
+        rows = bool(part.ranges and part.folds) and room <= SHARED_BYTES
+        emitter = _KernelEmitter(
+            self.flat, self.abi, self.helpers, shared, private if rows else None
+        )
         for uop in self.imports[k]:
             self._import(emitter, uop)
         folds: tuple[UOp, ...] = ()
         tail = len(emitter.body)
-        if part.ranges:
+        if rows:
+            assert part.body is not None and part.folds is not None
+            launch = self._block_rows(emitter, part.ranges, part.body, part.folds)
+            folds = tuple(r for f in part.folds.values() for r in f.ranges)
+        elif part.ranges:
             assert part.body is not None
             launch = self._grid_loop(emitter, part.ranges, part.body)
         elif part.folds:
             tail = self._block_folds(emitter, part.items, part.folds)
             launch = (1, THREADS)
-            folds = tuple(f.loop.range for f in part.folds.values() if f.loop.range is not None)
+            folds = tuple(r for f in part.folds.values() for r in f.ranges)
         else:
             emitter.block(Block(None, part.items), set())
             launch = (1, 1)
         self._export(emitter, k, part)
         if k == len(self.parts) - 1:
             emitter.outputs()
-        if folds:
+        if folds and not rows:
             # after the last fold only thread 0 runs: what it stores and copies out is the one
             # thread's result
             emitter.body[tail:] = [f"    {line}" for line in emitter.body[tail:]]
@@ -454,8 +498,6 @@ class _Renderer:
         combined pairwise by a tree (a barrier after each level), and thread 0 folds the
         result into the accumulator. A barrier before publishes thread 0's earlier stores (the
         accumulator's init), one after publishes the accumulator."""
-        rng = fold.loop.range
-        assert rng is not None
         dtype = fold.combine.dtype
         ctype = value_ctype(dtype)
         part, red, step = f"uir_part{n}", f"uir_red{n}", f"uir_s{n}"
@@ -465,19 +507,33 @@ class _Renderer:
             args = [acc, term] if a_load else [term, acc]
             return ALU_RENDER[fold.combine.op](emitter.ctx, fold.combine, args)
 
-        end = emitter.names[rng.src[0]]
         identity = literal(_identity(fold.combine.op, dtype), dtype)
         lines = emitter.body
         lines.append("__syncthreads();")
         lines.append("{")
         start = len(lines)
+        widths = []
+        for r in fold.ranges:
+            bound = emitter.names[r.src[0]]
+            width = f"uir_n{n}_{len(widths)}"
+            # an end <= 0 runs no iteration: its count is 0, and so is the product
+            lines.append(f"const int64_t {width} = {bound} > 0 ? (int64_t){bound} : 0;")
+            widths.append(width)
         lines.append(f"{ctype} {part} = {identity};")
-        lines.append(f"for (int64_t {step} = threadIdx.x; {step} < {end}; {step} += blockDim.x) {{")
+        iterations = " * ".join(widths)
+        lines.append(
+            f"for (int64_t {step} = threadIdx.x; {step} < {iterations}; {step} += blockDim.x) {{"
+        )
         inner = len(lines)
-        counter = emitter.fresh(rng)
-        lines.append(f"const int32_t {counter} = (int32_t){step};")
+        # the flattened index split back into the nest's counters, the innermost fastest
+        remaining = step
+        for r, width in reversed(list(zip(fold.ranges, widths, strict=True))):
+            counter = emitter.fresh(r)
+            index = remaining if r is fold.ranges[0] else f"{remaining} % {width}"
+            lines.append(f"const int32_t {counter} = (int32_t)({index});")
+            remaining = f"({remaining} / {width})"
         skip = {fold.load, fold.combine, fold.store}
-        body = [u for u in fold.loop.body if u not in skip]
+        body = [*fold.values, *(u for u in fold.body if u not in skip)]
         emitter.block(Block(None, body), set())
         lines.append(f"{part} = {combine(part, emitter.names[fold.term])};")
         lines[inner:] = [f"    {line}" for line in lines[inner:]]
@@ -496,6 +552,45 @@ class _Renderer:
         lines[start:] = [f"    {line}" for line in lines[start:]]
         lines.append("}")
         lines.append("__syncthreads();")
+
+    def _block_rows(
+        self, emitter: Emitter, ranges: tuple[UOp, ...], body: Block, folds: dict[int, _Fold]
+    ) -> tuple[int, int]:
+        """A PARALLEL nest whose iterations fold FAST reductions (a row softmax, a row sum): one
+        block per iteration (block b runs iterations b, b + blocks, ...), its THREADS threads
+        sharing each fold as a one-thread kernel's block does. The LOCALs carried across the
+        ranges are each block's own, in shared memory, so that what thread 0 stores there the
+        others read after a barrier. Every thread of a block runs the same iterations, so all
+        meet at every barrier."""
+        widths = []
+        for r in ranges:
+            bound = emitter.names[r.src[0]]
+            width = f"uir_rows{len(widths)}"
+            emitter.body.append(f"const int64_t {width} = {bound} > 0 ? (int64_t){bound} : 0;")
+            widths.append(width)
+        rows = " * ".join(widths)
+        emitter.body.append(
+            f"for (int64_t uir_row = blockIdx.x; uir_row < {rows}; uir_row += gridDim.x) {{"
+        )
+        start = len(emitter.body)
+        remaining = "uir_row"
+        for r, width in reversed(list(zip(ranges, widths, strict=True))):
+            counter = emitter.fresh(r)
+            row_index = remaining if r is ranges[0] else f"{remaining} % {width}"
+            emitter.body.append(f"const int32_t {counter} = (int32_t)({row_index});")
+            remaining = f"({remaining} / {width})"
+        tail = self._block_folds(emitter, body.body, folds)
+        emitter.body[tail:] = [f"    {line}" for line in emitter.body[tail:]]
+        emitter.body.insert(tail, "if (threadIdx.x == 0) {")
+        emitter.body.append("}")
+        # the next iteration's stores by thread 0 wait for every thread to finish this one
+        emitter.body.append("__syncthreads();")
+        emitter.body[start:] = [f"    {line}" for line in emitter.body[start:]]
+        emitter.body.append("}")
+        iterations = 1
+        for r in ranges:
+            iterations *= max(bounds(r.src[0])[1], 0)
+        return min(max(iterations, 1), MAX_BLOCKS), THREADS
 
     def _grid_loop(self, emitter: Emitter, ranges: tuple[UOp, ...], body: Block) -> tuple[int, int]:
         """The threads of the grid share the combinations of `ranges` (the last fastest, so

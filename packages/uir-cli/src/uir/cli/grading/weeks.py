@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from uir.core.loops import range_arg
+from uir.core.loops import is_fast, range_arg
 from uir.core.memory import Kind, kind
 from uir.core.ops import ALU, FAST, Op, week_of
 from uir.core.uop import UOp
@@ -67,6 +67,7 @@ USES: tuple[Use, ...] = (
     Use(5, "a shape of rank 2 or more", lambda u: len(u.type.shape) >= 2),
     Use(7, "a PARALLEL RANGE", lambda u: u.op is Op.RANGE and _parallel(u)),
     Use(8, "a FAST REDUCE", lambda u: u.op is Op.REDUCE and _fast(u)),
+    Use(8, "a FAST RANGE", lambda u: u.op is Op.RANGE and is_fast(u)),
 )
 
 
