@@ -45,9 +45,9 @@ from uir.core.uop import UOp
 # large as 2^31 - 1, which sizes no grid).
 THREADS = 256
 MAX_BLOCKS = 65536
-# The most bytes of LOCALs a block keeps in shared memory when it runs one row (48 KiB is what
-# a kernel may declare statically; the fold's own arrays take some).
-SHARED_BYTES = 16 * 1024
+# The most bytes of shared memory a kernel may declare statically: a block running one row keeps
+# its carried LOCALs there beside each fold's THREADS partials (8 bytes each at most).
+SHARED_BYTES = 48 * 1024
 # The most iterations the flattened index of collapsed PARALLEL ranges may count: it is an int64.
 _MAX_FLAT = 1 << 62
 
@@ -411,6 +411,7 @@ class _Renderer:
         shared = {r: n for r, n in self.shared.items() if r not in private}
         # one block per iteration, its carried LOCALs in shared memory, when they fit in it
         room = sum(r.type.size * storage_itemsize(r.dtype) for r in private)
+        room += len(part.folds or ()) * THREADS * 8
         rows = bool(part.ranges and part.folds) and room <= SHARED_BYTES
         emitter = _KernelEmitter(
             self.flat, self.abi, self.helpers, shared, private if rows else None
