@@ -7,6 +7,8 @@ of any summation order, and NVRTC compiles the kernels for sm_90."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -22,7 +24,7 @@ from uir.core.uop import UOp
 from uir.testing.backends import scheduled
 from uir.testing.compare import same_outputs
 from uir.testing.programs import programs
-from uir.testing.tolerance import fold_bound
+from uir.testing.tolerance import fold_bound, softmax_bound
 
 needs_cxx = pytest.mark.skipif(cxx() is None, reason="no C++ compiler")
 
@@ -212,7 +214,7 @@ def test_block_folds_compile_with_nvrtc(arch: str) -> None:
         reduction(d, n, op)
         for d in ("f32", "f64", "f16", "bf16", "i32", "u8", "i64")
         for op, n in (("ADD", 1 << 24), ("MAX", 1000), ("MUL", 3))
-    ] + [TWO_FOLDS, whole("f32", 40, 30), whole("i64", 7, 300), ROWS]
+    ] + [TWO_FOLDS, whole("f32", 40, 30), whole("i64", 7, 300), ROWS, SOFTMAX]
     sources = [
         render_cuda(scheduled(parse(t).sink), f"uir_p{i}").source for i, t in enumerate(texts)
     ]
@@ -250,3 +252,26 @@ def test_rows_with_fast_folds_match_numpy() -> None:
     m = x.reshape(40, 30).astype(np.int64)
     assert got[0].tolist() == m.max(axis=1).tolist()
     assert got[1].tolist() == ((m - m.max(axis=1, keepdims=True)) ** 2).sum(axis=1).tolist()
+
+
+SOFTMAX = (Path(__file__).parent / "programs" / "softmax_fast.uir").read_text()
+
+
+def test_a_fast_row_softmax_gets_a_block_per_row() -> None:
+    (kernel,) = render_cuda(scheduled(parse(SOFTMAX).sink)).kernels
+    assert (kernel.blocks, kernel.threads, len(kernel.folds)) == (40, THREADS, 2)
+
+
+@needs_cxx
+def test_a_fast_row_softmax_is_within_its_bound() -> None:
+    x = (np.random.default_rng(1).standard_normal(1200) * 4).astype(np.float32)
+    schedule = scheduled(parse(SOFTMAX).sink)
+    (got,) = compile_emulated(render_cuda(schedule), schedule.source).run({0: x})
+    rows = x.reshape(40, 30).astype(np.float64)
+    e = np.exp2(rows - rows.max(axis=1, keepdims=True))
+    exact = e / e.sum(axis=1, keepdims=True)
+    # tolerance.softmax_bound is for exp2((x - max) * log2(e)); this program takes exp2(x - max),
+    # the same with x scaled by 1 / log2(e) and two roundings fewer, so the bound covers it. Its
+    # row-sum term holds for any fold order: C positive terms, every partial sum below the whole
+    bound = softmax_bound(rows / np.log2(np.e))
+    assert np.all(np.abs(got.reshape(40, 30) - exact) <= bound * exact)

@@ -45,9 +45,9 @@ from uir.core.uop import UOp
 # large as 2^31 - 1, which sizes no grid).
 THREADS = 256
 MAX_BLOCKS = 65536
-# The most bytes of LOCALs a block keeps in shared memory when it runs one row (48 KiB is what
-# a kernel may declare statically; the fold's own arrays take some).
-SHARED_BYTES = 16 * 1024
+# The most bytes of shared memory a kernel may declare statically: a block running one row keeps
+# its carried LOCALs there beside each fold's THREADS partials (8 bytes each at most).
+SHARED_BYTES = 48 * 1024
 # The most iterations the flattened index of collapsed PARALLEL ranges may count: it is an int64.
 _MAX_FLAT = 1 << 62
 
@@ -272,8 +272,9 @@ def _folds(items: Sequence[UOp | Block]) -> dict[int, _Fold] | None:
     """The FAST folds of a one-thread kernel that the threads of one block can share, by their
     position among its items, or None when the kernel cannot run on a block. Every thread runs
     the statements outside the folds, all but thread 0 only for their values: a STORE runs in
-    thread 0 alone, and everything after the last fold too. So before the last fold there may be
-    no other loop, and between two barriers no LOAD of a buffer that thread 0 stores there."""
+    thread 0 alone, and so does every loop that is no fold (a barrier after it) and everything
+    after the last fold. So between two barriers no thread may LOAD a buffer that thread 0
+    stores there."""
     items = list(items)
     folds = {k: f for k, item in enumerate(items) if (f := _fold(item)) is not None}
     if not folds:
@@ -286,7 +287,11 @@ def _folds(items: Sequence[UOp | Block]) -> dict[int, _Fold] | None:
                 return None
             segment = []
         elif isinstance(item, Block):
-            return None
+            # thread 0 runs the loop, a barrier after it: nothing before it in its segment may
+            # read what it stores
+            if _roots(segment, Op.LOAD) & _roots([*segment, item], Op.STORE):
+                return None
+            segment = []
         else:
             segment.append(item)
     return folds
@@ -406,6 +411,7 @@ class _Renderer:
         shared = {r: n for r, n in self.shared.items() if r not in private}
         # one block per iteration, its carried LOCALs in shared memory, when they fit in it
         room = sum(r.type.size * storage_itemsize(r.dtype) for r in private)
+        room += len(part.folds or ()) * THREADS * 8
         rows = bool(part.ranges and part.folds) and room <= SHARED_BYTES
         emitter = _KernelEmitter(
             self.flat, self.abi, self.helpers, shared, private if rows else None
@@ -478,8 +484,15 @@ class _Renderer:
         for k, item in enumerate(items[: last + 1]):
             if k in folds:
                 self._block_fold(emitter, folds[k], len([f for f in folds if f < k]))
-            elif isinstance(item, Block) or item.op is Op.CONST:
-                continue  # no loop before the last fold (_folds); CONSTs are imported
+            elif isinstance(item, Block):
+                # a loop that is no fold: thread 0's, published by a barrier
+                start = len(emitter.body)
+                emitter.loop(item, set())
+                emitter.body[start:] = [f"    {line}" for line in emitter.body[start:]]
+                emitter.body.insert(start, "if (threadIdx.x == 0) {")
+                emitter.body += ["}", "__syncthreads();"]
+            elif item.op is Op.CONST:
+                continue  # CONSTs are imported
             elif item.op is Op.STORE:
                 start = len(emitter.body)
                 emitter.statement(item)
