@@ -14,7 +14,7 @@ from uir.core import parse, verify
 from uir.core.uop import UOp
 
 ROOT = Path(__file__).resolve().parents[3]
-WEEKS = ("week1", "week2", "week3", "week4", "week5", "week6", "week7")
+WEEKS = ("week1", "week2", "week3", "week4", "week5", "week6", "week7", "week8")
 SUITES = [ROOT / "suites" / week for week in WEEKS]
 
 

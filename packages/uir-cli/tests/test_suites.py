@@ -26,6 +26,7 @@ WEEK1 = sorted((SUITES / "week1").glob("*.uir"))
 WEEK2 = sorted((SUITES / "week2").glob("*.uir"))
 WEEK6 = sorted((SUITES / "week6").glob("*.uir"))
 WEEK7 = sorted((SUITES / "week7").glob("*.uir"))
+WEEK8 = sorted((SUITES / "week8").glob("*.uir"))
 # Week 6's programs over the suite's memory or time limit unless a compiler fuses: the
 # interpreter holds shaped values whole (spec/uir-week6.md 2.5), so they run on C here, under the
 # limits the suite states (suites/week6/limits.toml, README.md).
@@ -52,7 +53,7 @@ def test_the_suites_are_there() -> None:
 
 # The C backend runs these suites in packages/uir-backend-c/tests (one compile for all of them),
 # cuda-emu in packages/uir-backend-cuda/tests.
-HARNESSED = WEEK1 + WEEK2 + [p for p in WEEK6 if p not in WEEK6_BIG] + WEEK7
+HARNESSED = WEEK1 + WEEK2 + [p for p in WEEK6 if p not in WEEK6_BIG] + WEEK7 + WEEK8
 
 
 @pytest.mark.parametrize("path", HARNESSED, ids=[f"{p.parent.name}/{p.stem}" for p in HARNESSED])

@@ -22,7 +22,7 @@ from uir.rewrite.passes import fold, inline, rangeify, simplify
 ROOT = Path(__file__).resolve().parents[3]
 TESTS = [
     test
-    for week in ("week1", "week2", "week3", "week4", "week5", "week6", "week7")
+    for week in ("week1", "week2", "week3", "week4", "week5", "week6", "week7", "week8")
     for path in sorted((ROOT / "suites" / week).glob("*.uir"))
     # the big_ programs of weeks 4 and 5 hold up to 2^24 + 5 elements: the interpreter runs them
     # as whole arrays in a second, but their rangeified loops one element at a time, for minutes;
