@@ -90,6 +90,30 @@ def test_a_required_pass_runs_for_every_form_and_cannot_be_skipped(plugin):
             registry.pipeline(skip=["a2"], form=form)
 
 
+def test_a_pass_for_some_backends_is_left_out_of_the_others_default_pipeline(plugin):
+    body = passes("a1 simplify", "a2 simplify")  # a2, the last, is made a pass for CPUs
+    name = plugin(body.replace("lambda s: s)]", "lambda s: s, backends=('c', 'interp'))]"))
+    registry = load_registry([name])
+
+    def chosen(only=(), skip=(), backend=None):
+        got = registry.pipeline(only, skip, "kernels", backend)
+        return [p.name for p in got if p.name in ("a1", "a2")]
+
+    assert chosen() == chosen(backend="c") == chosen(backend="interp") == ["a1", "a2"]
+    assert chosen(backend="cuda") == ["a1"]  # a2's choices are made for CPUs
+    assert chosen(["a2"], backend="cuda") == ["a2"]  # named, it runs anywhere
+    assert chosen(skip=["a2"], backend="c") == ["a1"]
+
+
+def test_the_tile_pass_is_for_the_cpu_backends_only():
+    registry = load_registry()
+    (tile,) = [p for p in registry.passes if p.name == "tile"]
+    assert tile.backends == ("interp", "c")
+    for backend, expected in (("c", True), ("interp", True), ("cuda", False), ("cuda-emu", False)):
+        names = [p.name for p in registry.pipeline(form="kernels", backend=backend)]
+        assert ("tile" in names) is expected, backend
+
+
 def test_without_optimization_prepare_runs_the_passes_the_form_needs():
     seen = []
 

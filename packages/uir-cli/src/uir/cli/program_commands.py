@@ -41,11 +41,11 @@ def _split(names: str | None) -> list[str]:
 
 
 def selected_passes(
-    registry: Registry, args: argparse.Namespace, form: str = "program"
+    registry: Registry, args: argparse.Namespace, form: str = "program", backend: str | None = None
 ) -> list[Pass]:
     """The passes `--passes` and `--skip` select, in pipeline order, with the lowerings a
-    backend taking `form` needs."""
-    return registry.pipeline(_split(args.passes), _split(args.skip), form)
+    backend taking `form` needs; by default only those meant for `backend` when one is given."""
+    return registry.pipeline(_split(args.passes), _split(args.skip), form, backend)
 
 
 def optimize(sink: UOp, registry: Registry, args: argparse.Namespace) -> UOp:
@@ -68,7 +68,7 @@ def _compile_ready(
     if not ok:
         raise BackendError(f"backend '{backend.name}' is not available here: {reason}")
     form = form_of(backend)
-    passes = selected_passes(registry, args, form)
+    passes = selected_passes(registry, args, form, backend.name)
     return registry, backend, program.sink, prepare(program.sink, form, passes, not args.no_opt)
 
 

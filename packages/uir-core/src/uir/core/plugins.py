@@ -66,6 +66,11 @@ class Pass:
     form: the pipeline always runs it, whatever `--passes` names, `--skip` cannot remove it and
     `--no-opt` keeps it. The gradient pass of uir-autodiff is one: it rewrites every GRAD into
     the ops that compute it, for the interpreter as for the compiling backends.
+
+    An optimizing pass whose choices are made for some machines names their backends in
+    `backends` (empty: every backend): the default pipeline for another backend leaves it out,
+    and `--passes` still runs it anywhere. The `tile` pass is one: its tiles are sized for a
+    CPU's caches, and on a GPU they would only take threads away from the grid.
     """
 
     name: str
@@ -76,6 +81,11 @@ class Pass:
     after: str | None = None
     lowering: bool = False
     required: bool = False
+    backends: tuple[str, ...] = ()
+
+    def for_backend(self, backend: str | None) -> bool:
+        """Whether the default pipeline for `backend` (None: no backend in view) runs this pass."""
+        return backend is None or not self.backends or backend in self.backends
 
     def needed(self, form: str) -> bool:
         """Whether a backend taking `form` cannot run a program without this pass."""
@@ -247,12 +257,16 @@ class Registry:
         return self.backends[name]
 
     def pipeline(
-        self, only: Sequence[str] = (), skip: Sequence[str] = (), form: str = "program"
+        self,
+        only: Sequence[str] = (),
+        skip: Sequence[str] = (),
+        form: str = "program",
+        backend: str | None = None,
     ) -> list[Pass]:
-        """The passes to run, in pipeline order: `only` if given, else every optimizing pass,
-        less `skip`; and every pass the form needs (`Pass.needed`: the required passes, and for
-        form "kernels" the lowerings), which `skip` cannot remove (the backend could not run
-        the program without it)."""
+        """The passes to run, in pipeline order: `only` if given, else every optimizing pass for
+        `backend` (`Pass.for_backend`), less `skip`; and every pass the form needs
+        (`Pass.needed`: the required passes, and for form "kernels" the lowerings), which `skip`
+        cannot remove (the backend could not run the program without it)."""
         known = {p.name for p in self.passes}
         for name in (*only, *skip):
             if name not in known:
@@ -272,7 +286,11 @@ class Registry:
                     else ("removes from the program what no backend runs")
                 )
                 raise UsageError(f"pass '{name}' cannot be skipped: it {why}")
-        optimizing = [p for p in self.passes if (p.name in only if only else not p.lowering)]
+        optimizing = [
+            p
+            for p in self.passes
+            if (p.name in only if only else not p.lowering and p.for_backend(backend))
+        ]
         wanted = {p.name for p in optimizing if p.name not in skip} | set(needed)
         return [p for p in self.passes if p.name in wanted]
 

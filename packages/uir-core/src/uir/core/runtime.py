@@ -214,5 +214,5 @@ def open_session(
     source = inline_calls(sink)
     shared = check_shared(source, chosen.name, memory)
     form = form_of(chosen)
-    ready = prepare(sink, form, registry.pipeline(form=form), optimize)
+    ready = prepare(sink, form, registry.pipeline(form=form, backend=chosen.name), optimize)
     return opener(ready, source, shared)

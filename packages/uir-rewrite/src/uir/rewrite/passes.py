@@ -76,6 +76,7 @@ PASSES = (
         "split large FAST folds into independent lanes and parts",
         tile,
         before="rangeify",
+        backends=("interp", "c"),  # CPU caches; on a GPU a tile takes threads from the grid
     ),
     Pass(
         "rangeify",
