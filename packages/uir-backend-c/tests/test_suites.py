@@ -113,9 +113,16 @@ def test_uir_run_backend_c_prints_the_expected_lines(name, capsys):
     assert capsys.readouterr().out.splitlines() == expect
 
 
+# A literal CONST's elements, rendered as a `static const` array's initializer: data the program
+# text holds too (week 8's 3,000-element input), not code.
+LITERAL = re.compile(r"static const [^=;]+= \{[^}]*\};")
+
+
 def test_rendered_c_of_every_suite_program_stays_under_20_kb(programs):
-    # uir.md 8: loops, never unrolled, so the C does not grow with the shapes (rangeify)
+    # uir.md 8: loops, never unrolled, so the code does not grow with the shapes (rangeify); a
+    # literal's elements grow with the program's own text, and are not counted
     sizes = {
-        path.name: len(CBackend().render(scheduled(program.sink))) for path, program, _ in programs
+        path.name: len(LITERAL.sub("", CBackend().render(scheduled(program.sink))))
+        for path, program, _ in programs
     }
     assert {name: size for name, size in sizes.items() if size >= 20_000} == {}
