@@ -38,9 +38,12 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     return a.tobytes() == b.tobytes()
 
 
+# One build a week, not one for all: the sanitized build of every suite is one gcc process
+# (about 17 minutes here), which kept one worker busy while the rest of `-m slow` had finished.
 @pytest.mark.slow
-def test_rendered_suite_programs_are_clean_under_sanitizers(tmp_path):
-    files = [p for d in SUITES for p in sorted(d.glob("*.uir")) if runnable(p)]
+@pytest.mark.parametrize("suite", SUITES, ids=[d.name for d in SUITES])
+def test_rendered_suite_programs_are_clean_under_sanitizers(tmp_path, suite):
+    files = [p for p in sorted(suite.glob("*.uir")) if runnable(p)]
     sinks = []
     for path in files:
         program = parse(path.read_text(), str(path))
