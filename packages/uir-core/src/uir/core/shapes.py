@@ -189,6 +189,19 @@ def reduce_arg(arg: Any) -> tuple[Op, tuple[int, ...], bool]:
     return arg[0], arg[1], len(arg) == 3
 
 
+def fold_identity(op: Op, dtype: DType) -> int | float:
+    """Where a fold of `op` over `dtype` starts, so that it equals starting from the first
+    element (uir.md 8): -0.0, not +0.0, for a float sum, since -0.0 + x is x for every x and
+    +0.0 + -0.0 is +0.0; the lowest value for MAX and the highest for MIN."""
+    if op is Op.ADD:
+        return -0.0 if dtype.is_float else 0
+    if op is Op.MUL:
+        return 1.0 if dtype.is_float else 1
+    if dtype.is_float:
+        return -float("inf") if op is Op.MAX else float("inf")
+    return dtype.min if op is Op.MAX else dtype.max
+
+
 def reduce(x: Type, arg: Any) -> Type:
     """`REDUCE x (OP, (axes...))`: x's shape without the folded axes (rank 0 when all are)."""
     op, axes, _ = reduce_arg(arg)

@@ -36,14 +36,14 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from uir.core.dtypes import I32, DType, Type
+from uir.core.dtypes import I32, Type
 from uir.core.engine import Origins, graph_rewrite
 from uir.core.errors import BackendError
 from uir.core.loops import range_id
 from uir.core.memory import Kind, kind, version_of
 from uir.core.ops import ALU, Op
 from uir.core.pattern import P, Rules
-from uir.core.shapes import reduce_arg
+from uir.core.shapes import fold_identity, reduce_arg
 from uir.core.uop import UOp
 
 Index = tuple[UOp, ...]
@@ -401,18 +401,6 @@ def _store(dest: UOp, value: UOp, ctx: Context) -> UOp:
     return _fill(dest, value.type.shape, lambda index: element(value, index), ctx)
 
 
-def _identity(op: Op, dtype: DType) -> int | float:
-    """The start of a fold equal to starting from the first element (uir.md 8): -0.0, not +0.0,
-    for a float sum, since -0.0 + x is x for every x and +0.0 + -0.0 is +0.0."""
-    if op is Op.ADD:
-        return -0.0 if dtype.is_float else 0
-    if op is Op.MUL:
-        return 1.0 if dtype.is_float else 1
-    if dtype.is_float:
-        return -float("inf") if op is Op.MAX else float("inf")
-    return dtype.min if op is Op.MAX else dtype.max
-
-
 def _reduce(dest: UOp, reduce: UOp, ctx: Context, around: Index | None = None) -> UOp:
     """The END of the loops folding `reduce` into `dest`: for each output element, an accumulator
     in `dest` starts at the identity and takes every element of the reduced axes in row-major
@@ -517,7 +505,7 @@ def _trips(chain: Index) -> int:
 
 
 def _identity_const(op: Op, scalar: Type) -> UOp:
-    return UOp(Op.CONST, scalar, (), _identity(op, scalar.dtype))
+    return UOp(Op.CONST, scalar, (), fold_identity(op, scalar.dtype))
 
 
 def _materialized(value: UOp, ctx: Context) -> UOp:

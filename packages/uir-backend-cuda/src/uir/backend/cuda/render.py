@@ -31,13 +31,13 @@ from uir.backend.c.abi import (
 from uir.backend.c.prelude import Helpers
 from uir.backend.c.render import ALU_RENDER, Emitter, literal
 from uir.core.bounds import bounds
-from uir.core.dtypes import DType
 from uir.core.errors import BackendError
 from uir.core.kernels import Kernel, Schedule, values_read
 from uir.core.loops import is_fast, is_parallel, range_id
 from uir.core.memory import buffer_of, window
 from uir.core.ops import Op
 from uir.core.schedule import Block, flatten
+from uir.core.shapes import fold_identity
 from uir.core.uop import UOp
 
 # Threads per block of a PARALLEL kernel, and the most blocks one launches: more iterations than
@@ -520,7 +520,7 @@ class _Renderer:
             args = [acc, term] if a_load else [term, acc]
             return ALU_RENDER[fold.combine.op](emitter.ctx, fold.combine, args)
 
-        identity = literal(_identity(fold.combine.op, dtype), dtype)
+        identity = literal(fold_identity(fold.combine.op, dtype), dtype)
         lines = emitter.body
         lines.append("__syncthreads();")
         lines.append("{")
@@ -670,18 +670,6 @@ def _header(abi: Layout, kernels: list[Launch], scratch: list[Scratch]) -> str:
         lines.append(" *   (none)")
     lines.append(" */")
     return "\n".join(lines)
-
-
-def _identity(op: Op, dtype: DType) -> int | float:
-    """Where a thread's share of a fold starts: x OP identity is x for every x (-0.0 for a
-    float sum: -0.0 + x is x, +0.0 + -0.0 would be +0.0)."""
-    if op is Op.ADD:
-        return -0.0 if dtype.is_float else 0
-    if op is Op.MUL:
-        return 1.0 if dtype.is_float else 1
-    if dtype.is_float:
-        return -float("inf") if op is Op.MAX else float("inf")
-    return dtype.min if op is Op.MAX else dtype.max
 
 
 def render_cuda(schedule: Schedule, prefix: str = "uir") -> Rendered:
