@@ -575,23 +575,12 @@ class _Renderer:
         ranges are each block's own, in shared memory, so that what thread 0 stores there the
         others read after a barrier. Every thread of a block runs the same iterations, so all
         meet at every barrier."""
-        widths = []
-        for r in ranges:
-            bound = emitter.names[r.src[0]]
-            width = f"uir_rows{len(widths)}"
-            emitter.body.append(f"const int64_t {width} = {bound} > 0 ? (int64_t){bound} : 0;")
-            widths.append(width)
-        rows = " * ".join(widths)
+        rows = _counts(emitter, ranges, "uir_rows")
         emitter.body.append(
             f"for (int64_t uir_row = blockIdx.x; uir_row < {rows}; uir_row += gridDim.x) {{"
         )
         start = len(emitter.body)
-        remaining = "uir_row"
-        for r, width in reversed(list(zip(ranges, widths, strict=True))):
-            counter = emitter.fresh(r)
-            row_index = remaining if r is ranges[0] else f"{remaining} % {width}"
-            emitter.body.append(f"const int32_t {counter} = (int32_t)({row_index});")
-            remaining = f"({remaining} / {width})"
+        _counters(emitter, ranges, "uir_rows", "uir_row")
         tail = self._block_folds(emitter, body.body, folds)
         emitter.body[tail:] = [f"    {line}" for line in emitter.body[tail:]]
         emitter.body.insert(tail, "if (threadIdx.x == 0) {")
@@ -600,42 +589,23 @@ class _Renderer:
         emitter.body.append("__syncthreads();")
         emitter.body[start:] = [f"    {line}" for line in emitter.body[start:]]
         emitter.body.append("}")
-        iterations = 1
-        for r in ranges:
-            iterations *= max(bounds(r.src[0])[1], 0)
-        return min(max(iterations, 1), MAX_BLOCKS), THREADS
+        return min(max(_iterations(ranges), 1), MAX_BLOCKS), THREADS
 
     def _grid_loop(self, emitter: Emitter, ranges: tuple[UOp, ...], body: Block) -> tuple[int, int]:
         """The threads of the grid share the combinations of `ranges` (the last fastest, so
         neighbouring threads touch neighbouring elements), each thread from its global index on
         in steps of the whole grid; iterations past the ends run nowhere."""
-        counts = []
-        for r in ranges:
-            end = emitter.names[r.src[0]]
-            count = f"n{len(counts)}"
-            # An end <= 0 runs no iteration: its count is 0, and so is the product.
-            emitter.body.append(f"const int64_t {count} = {end} > 0 ? (int64_t){end} : 0;")
-            counts.append(count)
-        total = " * ".join(counts)
+        total = _counts(emitter, ranges, "n")
         emitter.body.append(
             f"for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < {total}; "
             "t += (int64_t)gridDim.x * blockDim.x) {"
         )
         start = len(emitter.body)
-        rest = "t"
-        for r, count in reversed(list(zip(ranges, counts, strict=True))):
-            counter = emitter.fresh(r)
-            last = r is ranges[0]
-            index = rest if last else f"{rest} % {count}"
-            emitter.body.append(f"const int32_t {counter} = (int32_t)({index});")
-            rest = f"({rest} / {count})"
+        _counters(emitter, ranges, "n", "t")
         emitter.block(body, set())
         emitter.body[start:] = [f"    {line}" for line in emitter.body[start:]]
         emitter.body.append("}")
-        iterations = 1
-        for r in ranges:
-            iterations *= max(bounds(r.src[0])[1], 0)
-        blocks = min(max(-(-iterations // THREADS), 1), MAX_BLOCKS)
+        blocks = min(max(-(-_iterations(ranges) // THREADS), 1), MAX_BLOCKS)
         return blocks, THREADS
 
     def render(self) -> Rendered:
@@ -648,6 +618,40 @@ class _Renderer:
         parts = [header, PRELUDE, self.helpers.text(), *texts]
         source = "\n\n".join(p for p in parts if p) + "\n"
         return Rendered(source, tuple(kernels), self.abi, tuple(self.scratch))
+
+
+def _counts(emitter: Emitter, ranges: tuple[UOp, ...], prefix: str) -> str:
+    """Declare `{prefix}0, 1, ...`, each range's iteration count, and return their product: the
+    iterations of the flattened nest."""
+    counts = []
+    for r in ranges:
+        end = emitter.names[r.src[0]]
+        count = f"{prefix}{len(counts)}"
+        # An end <= 0 runs no iteration: its count is 0, and so is the product.
+        emitter.body.append(f"const int64_t {count} = {end} > 0 ? (int64_t){end} : 0;")
+        counts.append(count)
+    return " * ".join(counts)
+
+
+def _counters(emitter: Emitter, ranges: tuple[UOp, ...], prefix: str, flat: str) -> None:
+    """Declare each range's counter from `flat`, an index into the flattened nest whose counts
+    `_counts` declared under `prefix`: the last range fastest, the first takes what is left."""
+    rest = flat
+    for i, r in reversed(list(enumerate(ranges))):
+        count = f"{prefix}{i}"
+        counter = emitter.fresh(r)
+        last = r is ranges[0]
+        index = rest if last else f"{rest} % {count}"
+        emitter.body.append(f"const int32_t {counter} = (int32_t)({index});")
+        rest = f"({rest} / {count})"
+
+
+def _iterations(ranges: tuple[UOp, ...]) -> int:
+    """The most iterations the flattened nest can have, from its ends' bounds."""
+    iterations = 1
+    for r in ranges:
+        iterations *= max(bounds(r.src[0])[1], 0)
+    return iterations
 
 
 def _header(abi: Layout, kernels: list[Launch], scratch: list[Scratch]) -> str:
