@@ -40,11 +40,7 @@ from uir.cli.main import main
 # section 3.2).
 PYTHON = shutil.which("python3", path=SANDBOX_PATH) or sys.executable
 HOSTILE = Path(__file__).parent / "fixtures" / "hostile" / "hostile.py"
-MODE = (
-    Mode.NONE
-    if find_bwrap(find_identity()) is None
-    else (Mode.FULL if find_cgroups() is not None else Mode.NAMESPACES)
-)
+MODE = Isolation(find_bwrap(find_identity()), find_cgroups()).mode  # the grader's own reading
 ISOLATED = MODE != Mode.NONE
 
 

@@ -14,18 +14,21 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from uir.cli.grading.isolation import SANDBOX_PATH, Mode, find_bwrap, find_cgroups, find_identity
+from uir.cli.grading.isolation import (
+    SANDBOX_PATH,
+    Isolation,
+    Mode,
+    find_bwrap,
+    find_cgroups,
+    find_identity,
+)
 
 # The compilers run in the sandbox, which has the system's Python, not this one (spec/grading.md
 # section 3.2).
 PYTHON = shutil.which("python3", path=SANDBOX_PATH) or sys.executable
 # The hostile compilers of uir-cli's sandbox tests, one attack each.
 HOSTILE = Path(__file__).parents[2] / "uir-cli" / "tests" / "fixtures" / "hostile" / "hostile.py"
-MODE = (
-    Mode.NONE
-    if find_bwrap(find_identity()) is None
-    else (Mode.FULL if find_cgroups() is not None else Mode.NAMESPACES)
-)
+MODE = Isolation(find_bwrap(find_identity()), find_cgroups()).mode  # the grader's own reading
 ISOLATED = MODE != Mode.NONE
 MakeRepo = Callable[[Path, dict[str, str]], Path]  # the fixture of conftest.py
 
