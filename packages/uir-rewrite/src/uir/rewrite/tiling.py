@@ -29,6 +29,8 @@ benchmarks/cpu_bench.py. Shapes that the tiles do not divide are left as they ar
 
 from __future__ import annotations
 
+import math
+
 from uir.core.ops import Op
 from uir.core.pattern import P, Rules
 from uir.core.shapes import reduce_arg
@@ -102,22 +104,13 @@ def block_rows(shape: tuple[int, ...], first: int, end: int, itemsize: int) -> i
     rows of accumulators fit BLOCK_BYTES."""
     if first < 1 or end - first < 2 or end >= len(shape) or shape[end] <= CHANNEL_BLOCK:
         return 0
-    plane = 1
-    for d in shape[first:]:
-        plane *= d
-    row = plane // max(1, _size(shape[first:end]))  # the accumulators of one row
+    plane = math.prod(shape[first:])
+    row = plane // max(1, math.prod(shape[first:end]))  # the accumulators of one row
     if plane * itemsize <= PANEL_BYTES:
         return 0
     most = min(CHANNEL_BLOCK, BLOCK_BYTES // (row * itemsize))
     rows = _largest_divisor(shape[first - 1], most)
     return rows if rows >= 2 else 0
-
-
-def _size(shape: tuple[int, ...]) -> int:
-    size = 1
-    for d in shape:
-        size *= d
-    return size
 
 
 def blocked_fold(reduce: UOp) -> UOp | None:
