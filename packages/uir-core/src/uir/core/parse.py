@@ -36,8 +36,8 @@ MAX_NESTING = 64
 # (and every mistake) through the word-by-word path that says what is wrong and where.
 SIMPLE_LENGTH = 200
 SIMPLE_STATEMENT = re.compile(
-    r"(%[A-Za-z0-9_.]+)[ \t]+=[ \t]+([A-Z][A-Z0-9_]*)[ \t]+([^ \t]+)"
-    r"((?:[ \t]+%[A-Za-z0-9_.]+(?=[ \t]|$))*)(?:[ \t]+([^% \t].*))?"
+    rf"({NAME.pattern})[ \t]+=[ \t]+({OP_NAME.pattern})[ \t]+([^ \t]+)"
+    rf"((?:[ \t]+{NAME.pattern}(?=[ \t]|$))*)(?:[ \t]+([^% \t].*))?"
 )
 
 
