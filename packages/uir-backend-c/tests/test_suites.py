@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from uir.backend.c.plugin import CBackend, compile_many
@@ -21,6 +20,7 @@ from uir.core import parse, verify
 from uir.core.interpret import evaluate
 from uir.core.output import format_value
 from uir.testing.backends import scheduled
+from uir.testing.compare import within_ulps
 
 ROOT = Path(__file__).resolve().parents[3]
 WEEKS = ("week1", "week2", "week3", "week4", "week5", "week6", "week7", "week8")
@@ -59,16 +59,6 @@ def directives(text: str) -> tuple[list[str], int]:
     return expect, tolerance
 
 
-def ulps(a: np.ndarray, b: np.ndarray) -> int:
-    """The largest distance in units in the last place between two float arrays (NaN == NaN)."""
-    both_nan = np.isnan(a) & np.isnan(b)
-    width = {2: np.int16, 4: np.int32, 8: np.int64}[a.dtype.itemsize]
-    ia, ib = (np.asarray(x).view(width).astype(np.int64) for x in (a, b))
-    # Map the sign-magnitude bit patterns onto a line where adjacent floats differ by 1.
-    ia, ib = (np.where(x < 0, np.iinfo(width).min - x, x) for x in (ia, ib))
-    return int(np.max(np.where(both_nan, 0, np.abs(ia - ib)), initial=0))
-
-
 @pytest.fixture(scope="module")
 def programs():
     files = suite_files()
@@ -94,7 +84,7 @@ def test_every_suite_program_gives_the_interpreters_output_on_c(programs):
         interp_values = evaluate(program.sink) if interpreted(path) else c_values
         for source, c, ref in zip(program.sink.src, c_values, interp_values, strict=True):
             if tolerance and source.dtype.is_float:
-                if ulps(c, ref) > tolerance:
+                if not within_ulps(c, ref, tolerance):
                     mismatches.append((path.name, c, ref))
             elif format_value(c, source.dtype) != format_value(ref, source.dtype):
                 mismatches.append((path.name, c, ref))

@@ -21,6 +21,7 @@ import pytest
 
 from uir.backend.c import transcendental
 from uir.backend.c.toolchain import compile_shared, compiler
+from uir.testing.compare import ulp_distance
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C compiler")
 
@@ -59,12 +60,6 @@ def harness() -> ctypes.CDLL:
     return library
 
 
-def place(values: np.ndarray) -> np.ndarray:
-    """Each float's index in the ordered line of f32s (-0 and +0 share 0)."""
-    bits = values.view(np.int32).astype(np.int64)
-    return np.where(bits < 0, -(bits & 0x7FFFFFFF), bits)
-
-
 def worst_ulps(library: ctypes.CDLL, op: str, start: int, stride: int, n: int) -> int:
     """The largest ulp distance of the kernel from the reference over the patterns
     start + i * stride (mod 2^32), i < n, asserting the special values on the way."""
@@ -84,7 +79,7 @@ def worst_ulps(library: ctypes.CDLL, op: str, start: int, stride: int, n: int) -
         finite = ~nan & ~exact
         assert not np.isinf(got[finite]).any(), f"{op}: inf where the reference is finite"
         if finite.any():
-            worst = max(worst, int(np.max(np.abs(place(got[finite]) - place(want[finite])))))
+            worst = max(worst, int(np.max(ulp_distance(got[finite], want[finite]))))
     return worst
 
 
