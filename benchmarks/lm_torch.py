@@ -51,4 +51,4 @@ class TorchTrainer:
         loss = loss_fn(self.params, self.config, torch.from_numpy(ids), torch.from_numpy(targets))
         loss.backward()
         self.opt.step()
-        return float(loss)
+        return loss.item()

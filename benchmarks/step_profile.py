@@ -55,7 +55,7 @@ from uir.core.plugins import load_registry, prepare
 from uir.core.schedule import Block
 from uir.core.stats import kernel_stats, schedule_stats
 from uir.tensor.buffers import BUFFERS
-from uir.tensor.realize import _program
+from uir.tensor.realize import program
 
 VOCAB = 65  # the KJV text's symbols are about this many; the figures hardly depend on it
 
@@ -72,7 +72,7 @@ def step_sink(trainer: Trainer):
     loss = trainer.loss()
     loss.backward()
     trainer.opt.step()
-    return _program((loss,))
+    return program(loss)
 
 
 def model_flops(a: argparse.Namespace, vocab: int) -> float:
