@@ -332,9 +332,9 @@ def matrix_product(
         within(a64 @ b64, fold_bound(k, np.abs(a64) @ np.abs(b64)), f"within {k}U*(|a|@|b|)"),
         2.0 * m * k * n,
         "fma",
-        "compute: tiled 32x128 (tile pass) but a multiply and an add where FAST allows one FMA "
-        "(not rendered yet), and the tile's accumulators live in L1, not registers (a load and "
-        "a store per multiply-add: no register-blocked micro-kernel)",
+        "compute: tiled 32x128 (tile pass), one fused multiply-add a term (FAST), but the "
+        "tile's accumulators live in L1, not registers (a load and a store per multiply-add: "
+        "no register-blocked micro-kernel)",
     )
 
 
@@ -366,7 +366,7 @@ def convolution(batch: int, c: int, f: int, size: int, rng: np.random.Generator)
         2.0 * batch * f * c * 9 * size * size,
         "fma",
         "compute: 4 filters a block (tile pass), but the PAD's gate stays in the innermost "
-        "loop (border not split from the interior), accumulators in L2 not registers, no FMA",
+        "loop (border not split from the interior), accumulators in L2 not registers",
     )
 
 

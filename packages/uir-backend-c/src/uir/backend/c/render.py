@@ -29,9 +29,11 @@ import math
 from collections.abc import Callable
 
 from uir.core.bounds import bounds
+from uir.core.contraction import multiply_adds
 from uir.core.dtypes import DType, Type, bf16, f16, f32
 from uir.core.errors import BackendError
 from uir.core.kernels import Kernel, Schedule
+from uir.core.loops import is_fast
 from uir.core.memory import buffer_of
 from uir.core.ops import ALU, Op
 from uir.core.schedule import Block, flatten
@@ -250,6 +252,11 @@ def _cast(ctx: Context, uop: UOp, a: list[str]) -> str:
     return f"({value_ctype(d)}){x}"
 
 
+def fused_multiply_add(d: DType, a: str, b: str, c: str) -> str:
+    """`a * b + c` rounded once, for f32 or f64 (uir.core.contraction.FUSIBLE)."""
+    return f"{'fmaf' if d is f32 else 'fma'}({a}, {b}, {c})"
+
+
 def _bitcast(ctx: Context, uop: UOp, a: list[str]) -> str:
     src, d = uop.src[0].dtype, uop.dtype
     if src == d:
@@ -313,6 +320,9 @@ class Emitter:
         self.stack_bytes = 0  # of the arrays declared on the stack so far
         self.heap: list[str] = []  # arrays to free before returning
         self.outputs_in_place = _outputs_in_place(sink, abi)
+        # The accumulating ADDs of FAST folds -> the MUL each absorbs (uir.core.contraction).
+        self.multiply_adds: dict[UOp, UOp] = {}
+        self.absorbed: set[UOp] = set()
 
     def fresh(self, uop: UOp) -> str:
         """A new C name for the value (or loop counter) `uop`, recorded in `names`."""
@@ -429,6 +439,17 @@ class Emitter:
         if uop.type.shape:
             # rangeify turned every shaped ALU op into loops over its elements (render_c)
             raise BackendError(f"the C backend renders shaped {uop.op} only through rangeify")
+        if uop in self.absorbed:
+            return  # computed by the fused multiply-add that reads it, its one reader
+        mul = self.multiply_adds.get(uop)
+        if mul is not None:
+            # One rounding for the product and the sum. fmaf is correctly rounded wherever it
+            # runs (one instruction with -march=x86-64-v3 and on GPUs, libm's elsewhere), so
+            # every machine gets the same bits.
+            (acc,) = (s for s in uop.src if s is not mul)
+            a, b = (self.names[s] for s in mul.src)
+            self.declare(uop, fused_multiply_add(uop.dtype, a, b, self.names[acc]))
+            return
         self.declare(uop, ALU_RENDER[uop.op](self.ctx, uop, [self.names[s] for s in uop.src]))
 
     def statement(self, uop: UOp) -> None:
@@ -470,6 +491,10 @@ class Emitter:
         loop, read once as the loop starts. Values declared in the body are local to it."""
         rng = block.range
         assert rng is not None
+        if is_fast(rng):
+            found = multiply_adds(block)
+            self.multiply_adds.update(found)
+            self.absorbed.update(found.values())
         counter = self.fresh(rng)
         end = self.names[rng.src[0]]
         self.body.append(f"for (int32_t {counter} = 0; {counter} < {end}; {counter}++) {{")

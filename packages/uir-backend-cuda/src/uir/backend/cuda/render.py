@@ -29,8 +29,9 @@ from uir.backend.c.abi import (
     value_itemsize,
 )
 from uir.backend.c.prelude import Helpers
-from uir.backend.c.render import ALU_RENDER, Emitter, literal
+from uir.backend.c.render import ALU_RENDER, Emitter, fused_multiply_add, literal
 from uir.core.bounds import bounds
+from uir.core.contraction import multiply_adds
 from uir.core.errors import BackendError
 from uir.core.kernels import Kernel, Schedule, values_read
 from uir.core.loops import is_fast, is_parallel, range_id
@@ -520,6 +521,12 @@ class _Renderer:
             args = [acc, term] if a_load else [term, acc]
             return ALU_RENDER[fold.combine.op](emitter.ctx, fold.combine, args)
 
+        # The thread's own share folds its products into `part` with one rounding each, when
+        # the term is a MUL that only this fold reads (uir.core.contraction).
+        mul = multiply_adds(fold.loop).get(fold.combine)
+        if mul is not None:
+            emitter.absorbed.add(mul)
+
         identity = literal(fold_identity(fold.combine.op, dtype), dtype)
         lines = emitter.body
         lines.append("__syncthreads();")
@@ -548,7 +555,11 @@ class _Renderer:
         skip = {fold.load, fold.combine, fold.store}
         body = [*fold.values, *(u for u in fold.body if u not in skip)]
         emitter.block(Block(None, body), set())
-        lines.append(f"{part} = {combine(part, emitter.names[fold.term])};")
+        if mul is None:
+            lines.append(f"{part} = {combine(part, emitter.names[fold.term])};")
+        else:
+            a, b = (emitter.names[s] for s in mul.src)
+            lines.append(f"{part} = {fused_multiply_add(dtype, a, b, part)};")
         lines[inner:] = [f"    {line}" for line in lines[inner:]]
         lines.append("}")
         lines.append(f"__shared__ {ctype} {red}[{THREADS}];")
