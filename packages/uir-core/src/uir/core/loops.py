@@ -1,13 +1,13 @@
 """Loops (uir.md section 7): the ranges each UOp is inside, the nest they form, and its rules.
 
-`ranges_inside` is the one analysis of "inside" that the verifier and the schedule share: the
-INSIDE rules, run bottom-up by the rewrite engine, record for each UOp the RANGEs it reaches
-through its sources without passing an END that lists them. The ENDs then fix the nest: an END
+`ranges_inside` is the one analysis of "inside" that the verifier and the schedule share: for
+each UOp, in one walk from the sources up, the RANGEs it reaches through its sources without
+passing an END that lists them. The ENDs then fix the nest: an END
 listing `r1 .. rn` puts `r1` directly inside the ranges the END is still inside, and each `rk`
 inside `r(k-1)`. Every END of one RANGE must agree, so each RANGE has one place in one tree of
 loops, and each UOp is placed in the loop of the deepest range it is inside (`LoopNest.path`;
-hoisting: a value runs at the shallowest depth its ranges allow). The schedule's PLACEMENT rules
-put each statement there.
+hoisting: a value runs at the shallowest depth its ranges allow). The schedule's placement
+(uir.core.schedule) puts each statement there.
 """
 
 from __future__ import annotations
@@ -16,11 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .engine import graph_rewrite
 from .errors import VerifyError
 from .memory import version_of
 from .ops import FAST, PARALLEL, Op
-from .pattern import P, Rules
 from .uop import UOp
 
 LineOf = Callable[[UOp], "int | None"]
@@ -75,36 +73,27 @@ def carried_across(ref: UOp) -> frozenset[UOp]:
     return frozenset(found)
 
 
-def _record_ranges(ctx: dict[UOp, Ranges], uop: UOp) -> None:
-    """Record the ranges `uop` is inside, from those of its sources (recorded already: the walk
-    is bottom-up). Rewrites nothing: the pass only fills `ctx`."""
-    src = uop.src[1:] if uop.op is Op.CALL else uop.src  # a CALL body is not inside the call
-    found = _NONE
-    for s in src:
-        if ctx[s]:  # most sources are inside nothing: skip building a new set
-            found = found | ctx[s] if found else ctx[s]
-    if uop.op is Op.RANGE:
-        found = found | {uop}
-    elif uop.op is Op.END:
-        found = found - set(uop.src[1:])
-    ctx[uop] = found
-
-
-# One rule for every UOp, since each op only changes what the sources give (a RANGE adds itself,
-# an END removes what it lists): run bottom-up, it sees every source before its users.
-INSIDE = Rules([(P.var("uop"), _record_ranges)])
-
-
 def ranges_inside(sink: UOp) -> dict[UOp, Ranges]:
-    """Each UOp under `sink` -> the RANGEs it is inside (the INSIDE rules run by the engine).
+    """Each UOp under `sink` -> the RANGEs it is inside, in an order with sources first.
 
     A RANGE is inside itself and the ranges its `end` is inside; an END is inside the ranges of
     its sources minus the ones it lists; every other UOp is inside the ranges of its sources. A
     CALL body is inside nothing (it holds no RANGE, and a call's arguments are not its sources'
-    business): its UOps are recorded too, with no ranges.
+    business): its UOps are recorded too, with no ranges. Each UOp only changes what its
+    sources give, so one walk from the sources up computes them all.
     """
     inside: dict[UOp, Ranges] = {}
-    graph_rewrite(sink, INSIDE, inside)
+    for uop in sink.toposort():
+        src = uop.src[1:] if uop.op is Op.CALL else uop.src  # a body is not inside the call
+        found = _NONE
+        for s in src:
+            if inside[s]:  # most sources are inside nothing: skip building a new set
+                found = found | inside[s] if found else inside[s]
+        if uop.op is Op.RANGE:
+            found = found | {uop}
+        elif uop.op is Op.END:
+            found = found - set(uop.src[1:])
+        inside[uop] = found
     return inside
 
 

@@ -8,9 +8,9 @@ every LOAD can run before the store that replaces the state it reads.
 
 `loop_schedule` is the API the interpreter and the backends share: the statements as a loop nest
 (`Block`), each in the loop of the deepest range it is inside, in an order that runs each one after
-its sources and each LOAD before the STORE replacing what it reads. Placement is two rule passes
-run by the rewrite engine: INSIDE (uir.core.loops) records the ranges of every UOp, PLACEMENT
-(here) puts every statement in its block. `schedule` flattens the nest.
+its sources and each LOAD before the STORE replacing what it reads. Placement is two analyses:
+`ranges_inside` (uir.core.loops) finds the ranges of every UOp, `_place` (here) puts every
+statement in its block. `schedule` flattens the nest.
 
 Every walk is iterative (50,000-statement programs are ordinary).
 """
@@ -21,12 +21,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from .engine import graph_rewrite
 from .errors import VerifyError
 from .loops import LoopNest, Ranges, end_stores, loop_nest, naming, ranges_inside
 from .memory import BUFFERS, buffer_of, version_of
 from .ops import Op
-from .pattern import P, Rules
 from .uop import UOp
 
 LineOf = Callable[[UOp], "int | None"]
@@ -257,13 +255,13 @@ def planned(
     outputs against the order). `statements` and `inside` are as for `memory_order`."""
     nest = loop_nest(sink, line_of, inside)
     if statements is None:
-        # The UOps the INSIDE rules met, sources first: CALL bodies' too, but those hold no
+        # The UOps `ranges_inside` met, sources first: CALL bodies' too, but those hold no
         # memory op, the only ones `memory_order` looks at (this saves a walk of the graph).
         statements = list(nest.inside)
     order = memory_order(sink, line_of, statements, nest.inside)
     flat = execution_order(sink, order, line_of)
     loop_memory(nest, order, line_of)
-    return _nest_blocks(sink, flat, order, nest, line_of), order
+    return _nest_blocks(flat, order, nest, line_of), order
 
 
 Path = tuple[UOp, ...]  # a block: the ranges of its loops, outermost first (() the program)
@@ -285,7 +283,8 @@ def _place(ctx: _Placement, uop: UOp) -> None:
     """Place a statement in the loop of the deepest range it is inside (`LoopNest.path`): the
     shallowest depth its ranges allow. Each loop around it becomes an item of the block around
     that loop, and what the statement waits for becomes a wait between the items of the block
-    both sit in. Rewrites nothing: the pass only fills `ctx`."""
+    both sit in. Statements may be placed in any order: `rank` and the waits order each
+    block."""
     if uop not in ctx.rank:
         return  # a UOp of a CALL body only: the CALL runs it
     path = ctx.nest.path(uop)
@@ -307,20 +306,14 @@ def _place(ctx: _Placement, uop: UOp) -> None:
             ctx.waits.setdefault(mine, set()).add(theirs)
 
 
-# Run bottom-up over the program, so a statement is placed after its sources (the order of
-# placing does not matter: `rank` and the waits order each block).
-PLACEMENT = Rules([(P.var("uop"), _place)])
-
-
-def _nest_blocks(
-    sink: UOp, flat: list[UOp], order: MemoryOrder, nest: LoopNest, line_of: LineOf
-) -> Block:
-    """The PLACEMENT rules' blocks, each block's items in an order that respects the waits.
-    `flat` is a valid order of every statement."""
+def _nest_blocks(flat: list[UOp], order: MemoryOrder, nest: LoopNest, line_of: LineOf) -> Block:
+    """Every statement placed in its block (`_place`), each block's items in an order that
+    respects the waits. `flat` is a valid order of every statement."""
     if not any(nest.inside.values()):
         return Block(None, list(flat))  # loop-free: one block, in the order `flat` already has
     placement = _Placement(nest, order, {u: i for i, u in enumerate(flat)})
-    graph_rewrite(sink, PLACEMENT, placement)
+    for uop in flat:
+        _place(placement, uop)
     blocks = {path: Block(path[-1] if path else None) for path in placement.items}
     for path, members in placement.items.items():
         ordered = _order_items(members, placement.waits, line_of)
