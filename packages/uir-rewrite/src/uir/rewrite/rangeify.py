@@ -69,6 +69,10 @@ class Context:
     fused: dict[tuple[UOp, Index], UOp] = field(default_factory=dict)
     # every RANGE rangeify made -> the loops around it, outermost first, itself last
     chains: dict[UOp, Index] = field(default_factory=dict)
+    # (consumer's index, the nest's (trip, FAST) per axis) -> the fold nests made there, each
+    # with the REDUCEs folding in it (`_shared_nest`)
+    nests: dict[tuple, list[tuple[Index, list[UOp]]]] = field(default_factory=dict)
+    reaches: dict[UOp, frozenset[UOp]] = field(default_factory=dict)  # REDUCE -> its source's UOps
 
     @classmethod
     def of(cls, sink: UOp, fuse: bool = True) -> Context:
@@ -434,8 +438,13 @@ def _reduce(dest: UOp, reduce: UOp, ctx: Context, around: Index | None = None) -
         held = ()
     # The nest carries the accumulators across all its loops, kept axes' too: none is PARALLEL.
     # Only a reduced axis's range is FAST: a kept axis nested among them still runs in order.
-    nest = tuple(_reduce_range(shape[d], ctx, fast and d in axes) for d in range(first, len(shape)))
-    _nest_under(chain, nest, ctx)
+    dims = tuple((shape[d], fast and d in axes) for d in range(first, len(shape)))
+    nest = None if around is None else _shared_nest(reduce, around, dims, ctx)
+    if nest is None:
+        nest = tuple(_reduce_range(trip, ctx, fold_fast) for trip, fold_fast in dims)
+        _nest_under(chain, nest, ctx)
+        if around is not None and not fast:
+            ctx.nests.setdefault((around, dims), []).append((nest, [reduce]))
     index = outer + nest
     kept = [d for d in range(first, len(shape)) if d not in axes]
     scalar = reduce.type.scalar
@@ -474,6 +483,31 @@ def _fused(reduce: UOp, index: Index, ctx: Context) -> UOp | None:
     local = _new_local(Type(reduce.dtype, (1,)), ctx)
     done = local.after(_reduce(local, reduce, ctx, index))
     found = ctx.fused[key] = _load(done, (), ())
+    return found
+
+
+def _shared_nest(reduce: UOp, around: Index, dims: tuple, ctx: Context) -> Index | None:
+    """A fold nest that `reduce`, fused at the consumer's index `around`, can share with the
+    sibling folds already in it (spec/uir-week6.md 2.2): the same loops under the same consumer
+    iteration, and no fold of it and `reduce` reading the other's result (which needs the
+    other's loops finished first). None when there is none, or `reduce` is FAST: the CUDA block
+    fold splits one accumulator's nest across a block's threads."""
+    if reduce_arg(reduce.arg)[2]:
+        return None
+    for nest, folds in ctx.nests.get((around, dims), ()):
+        if all(
+            other not in _reached(reduce, ctx) and reduce not in _reached(other, ctx)
+            for other in folds
+        ):
+            folds.append(reduce)
+            return nest
+    return None
+
+
+def _reached(reduce: UOp, ctx: Context) -> frozenset[UOp]:
+    found = ctx.reaches.get(reduce)
+    if found is None:
+        found = ctx.reaches[reduce] = frozenset(reduce.src[0].toposort())
     return found
 
 
