@@ -90,6 +90,7 @@ def test_cuda_emu_passes_every_test() -> None:
     assert _failures(compile_emulated) == []
 
 
+@pytest.mark.slow
 def test_nvrtc_compiles_every_test_for_the_h200() -> None:
     # no GPU needed to compile: what `--backend cuda` would load (spec/uir-week7.md 2.4)
     sinks = [parse(t.program, t.path).sink for t in RUNS]

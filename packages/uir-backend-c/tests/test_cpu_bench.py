@@ -18,6 +18,7 @@ pytestmark = pytest.mark.skipif(not CBackend().available()[0], reason="no C comp
 BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
 
 
+@pytest.mark.slow
 def test_quick_run_checks_every_program_and_all_are_right():
     done = subprocess.run(
         [sys.executable, str(BENCHMARKS / "cpu_bench.py"), "--quick"],

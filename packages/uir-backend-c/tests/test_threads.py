@@ -40,6 +40,7 @@ def raw(outputs: list[np.ndarray]) -> list[tuple[str, tuple[int, ...], bytes]]:
     return [(str(o.dtype), o.shape, np.ascontiguousarray(o).tobytes()) for o in outputs]
 
 
+@pytest.mark.slow
 @settings(
     max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
 )

@@ -285,6 +285,7 @@ def test_week3_programs_have_no_shaped_arithmetic():
     assert not any(shaped_alu(sink) for sink in sinks)
 
 
+@pytest.mark.slow
 def test_the_generator_draws_an_effect_only_an_unused_call_argument_reaches():
     # Such an effect is dead (spec/uir-week1.md section 8.3): the differential tests then check
     # that the model, which skips unused arguments, and the interpreter, which inlines, agree.
