@@ -24,6 +24,7 @@ from uir.backend.c.toolchain import compiler
 from uir.core.dtypes import DTYPES
 from uir.core.parse import parse
 from uir.testing.backends import scheduled
+from uir.testing.compare import same_outputs
 from uir.testing.programs import programs
 from uir.testing.shaped import A_TIMES_B_PLUS_C
 
@@ -34,10 +35,6 @@ RANDOM = st.one_of(
     programs(week=5, dtypes=ALL_DTYPES, approximate=True),
     programs(week=6, dtypes=ALL_DTYPES, approximate=True),
 )
-
-
-def raw(outputs: list[np.ndarray]) -> list[tuple[str, tuple[int, ...], bytes]]:
-    return [(str(o.dtype), o.shape, np.ascontiguousarray(o).tobytes()) for o in outputs]
 
 
 @pytest.mark.slow
@@ -52,8 +49,11 @@ def test_random_programs_give_the_same_bits_on_1_2_and_3_threads(sinks):
         results = []
         for threads in (1, 2, 3):
             program.threads = threads
-            results.append(raw(program.run()))
-        assert results[0] == results[1] == results[2]
+            results.append(program.run())
+        # Bit for bit, except that a NaN need only stay a NaN (uir.md section 3): its sign and
+        # payload are unspecified, and one drawn program gave +NaN on 1 thread and -NaN on 2
+        # (both print `nan`), the shares splitting the loop at another iteration.
+        assert same_outputs(results[0], results[1]) and same_outputs(results[0], results[2])
 
 
 def test_random_programs_do_have_threaded_loops():
