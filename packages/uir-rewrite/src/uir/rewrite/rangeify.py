@@ -438,12 +438,15 @@ def _reduce(dest: UOp, reduce: UOp, ctx: Context, around: Index | None = None) -
         held = ()
     # The nest carries the accumulators across all its loops, kept axes' too: none is PARALLEL.
     # Only a reduced axis's range is FAST: a kept axis nested among them still runs in order.
+    # A fused plain fold may share its nest with a sibling's (`_shared_nest`); a FAST one keeps
+    # its own, since the CUDA block fold splits one accumulator's nest across a block's threads.
     dims = tuple((shape[d], fast and d in axes) for d in range(first, len(shape)))
-    nest = None if around is None else _shared_nest(reduce, around, dims, ctx)
+    shareable = around is not None and not fast
+    nest = _shared_nest(reduce, around, dims, ctx) if shareable else None
     if nest is None:
         nest = tuple(_reduce_range(trip, ctx, fold_fast) for trip, fold_fast in dims)
         _nest_under(chain, nest, ctx)
-        if around is not None and not fast:
+        if shareable:
             ctx.nests.setdefault((around, dims), []).append((nest, [reduce]))
     index = outer + nest
     kept = [d for d in range(first, len(shape)) if d not in axes]
@@ -490,10 +493,7 @@ def _shared_nest(reduce: UOp, around: Index, dims: tuple, ctx: Context) -> Index
     """A fold nest that `reduce`, fused at the consumer's index `around`, can share with the
     sibling folds already in it (spec/uir-week6.md 2.2): the same loops under the same consumer
     iteration, and no fold of it and `reduce` reading the other's result (which needs the
-    other's loops finished first). None when there is none, or `reduce` is FAST: the CUDA block
-    fold splits one accumulator's nest across a block's threads."""
-    if reduce_arg(reduce.arg)[2]:
-        return None
+    other's loops finished first). None when there is none."""
     for nest, folds in ctx.nests.get((around, dims), ()):
         if all(
             other not in _reached(reduce, ctx) and reduce not in _reached(other, ctx)

@@ -16,6 +16,7 @@ each thread's own array (each iteration's scratch, spec/uir-week7.md rule 3).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -659,10 +660,7 @@ def _counters(emitter: Emitter, ranges: tuple[UOp, ...], prefix: str, flat: str)
 
 def _iterations(ranges: tuple[UOp, ...]) -> int:
     """The most iterations the flattened nest can have, from its ends' bounds."""
-    iterations = 1
-    for r in ranges:
-        iterations *= max(bounds(r.src[0])[1], 0)
-    return iterations
+    return math.prod(max(bounds(r.src[0])[1], 0) for r in ranges)
 
 
 def _header(abi: Layout, kernels: list[Launch], scratch: list[Scratch]) -> str:
