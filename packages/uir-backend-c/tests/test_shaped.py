@@ -157,8 +157,10 @@ def test_rangeify_cannot_be_skipped_for_a_backend_taking_kernels(tmp_path, capsy
         captured = capsys.readouterr()
         assert captured.out == ""
         assert "pass 'rangeify' cannot be skipped: it lowers the program" in captured.err
-    # the interpreter runs the program as written: there, rangeify is an optional pass
-    assert main(["run", str(path), "--skip", "rangeify"]) == 0
+    # the interpreter runs the schedule's kernels as well (spec/uir-week6.md 2.5)
+    assert main(["run", str(path), "--skip", "rangeify"]) == 1
+    assert "pass 'rangeify' cannot be skipped: it lowers the program" in capsys.readouterr().err
+    assert main(["run", str(path), "--passes", "fold"]) == 0
     assert capsys.readouterr().out == "10 40 90\n"
     main(["render", str(path), "--no-opt"])  # no optimizing pass, the lowering all the same
     assert "for (" in capsys.readouterr().out

@@ -2,8 +2,9 @@
 
 All programs compile in one compiler run (compile_many); outputs are compared as printed text,
 and also against the file's own `# expect:` lines, which were worked out independently. Week 6's
-big_ programs are compared with their `# expect:` lines only: the interpreter holds every shaped
-intermediate whole (spec/uir-week6.md 2.5), 256 MiB and more each there (suites/week6/README.md).
+big_ programs are compared with their `# expect:` lines only: `evaluate` holds every shaped
+intermediate whole, 256 MiB and more each there (suites/week6/README.md); the interpreter's
+backend runs them under the suite's limits in packages/uir-cli/tests/test_suites.py.
 """
 
 from __future__ import annotations

@@ -90,8 +90,8 @@ def test_plugins_lists_the_interpreter(capsys):
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out
     assert (
-        "  interp   reference interpreter (Python closures over the loop nest, bit-exact); "
-        "takes program [interp]; available\n"
+        "  interp   reference interpreter (Python closures over the kernels' loops, bit-exact); "
+        "takes kernels [interp]; available\n"
     ) in out
 
 

@@ -14,7 +14,7 @@ import pytest
 from uir.cli.grading.judge import first_difference
 from uir.cli.grading.testfile import TestFile, read_test
 from uir.core import parse, verify
-from uir.core.interpret import evaluate
+from uir.core.interpret import evaluate, load
 from uir.core.output import format_value
 from uir.core.parse import Program
 from uir.rewrite.passes import fold, inline, rangeify, simplify
@@ -66,6 +66,19 @@ def test_every_pass_alone_keeps_every_suite_program(test):
     program = parse(test.program, test.path)
     for run in (inline, fold, simplify, rangeify):
         assert_keeps_meaning(test, program.sink, run(program.sink), f"after {run.__name__} alone")
+
+
+@pytest.mark.parametrize("test", TESTS, ids=IDS)
+def test_loops_in_lanes_print_what_one_iteration_at_a_time_prints(test):
+    # uir.core.lanes: the interpreter runs a block of iterations per statement where it can;
+    # one iteration at a time (scalar.py on Python numbers) is the other path, sharing no
+    # arithmetic with the lanes (semantics.py on arrays)
+    lowered = rangeify(simplify(fold(inline(parse(test.program, test.path).sink))))
+    in_lanes, one_by_one = (
+        [format_value(v, s.dtype) for v, s in zip(outputs, lowered.src, strict=True)]
+        for outputs in (load(lowered, lanes=on).run()[0] for on in (True, False))
+    )
+    assert in_lanes == one_by_one
 
 
 def test_the_suites_are_there():

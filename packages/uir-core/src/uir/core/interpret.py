@@ -1,8 +1,13 @@
 """The reference interpreter: the meaning of a verified program, registered as backend `interp`.
 
+`evaluate` runs any verified program; the backend `interp` runs the schedule of kernels the
+compiling backends run (spec/uir-week6.md 2.5), so that it needs the fused program's memory.
 The program's loop nest (`schedule.loop_schedule`) is compiled once into Python closures, one per
 statement, and each loop runs its body's closures once per iteration: no per-iteration dispatch
-on ops. Scalars are plain Python numbers (ints, floats holding values of their dtype, bools) and
+on ops. A loop that uir.core.lanes finds may run in lanes runs a block of its iterations per
+closure call instead, each statement on an array of the block's values.
+
+Scalars are plain Python numbers (ints, floats holding values of their dtype, bools) and
 each buffer is a Python list, so a scalar op costs a function call. The ops `scalar.py` covers
 run there; every other op, and every shaped value (week 4), goes through `semantics` on whole
 numpy arrays. A buffer that a whole-buffer LOAD or STORE touches is held as a numpy array instead
@@ -29,13 +34,15 @@ import numpy as np
 from .arrays import buffer_contents, const_array
 from .calls import inline_calls
 from .errors import BackendError
+from .kernels import Schedule, require_schedule
+from .lanes import Fold, LanePlan, lane_plan
 from .memory import Kind, buffer_of, kind, window_begin
 from .ops import ALU, Op
 from .plugins import Backend, hookimpl
 from .runtime import HostMemory, global_buffers, require_open
 from .runtime import Memory as RuntimeMemory
 from .scalar import scalar_op
-from .schedule import Block, loop_schedule
+from .schedule import Block, flatten, loop_schedule
 from .semantics import apply, reduce
 from .shapes import reduce_arg
 from .uop import UOp
@@ -74,14 +81,17 @@ class _Budget:
         self.limit = limit  # math.inf: no limit
         self.spent = 0
 
-    def spend(self, trips: int) -> None:
-        if trips > 0:
-            self.spent += trips
-            if self.spent > self.limit:
+    def spend(self, trips: int, starts: int = 1) -> None:
+        """Pay for `starts` starts of a loop of `trips` iterations, one after another (a loop
+        in lanes starts an inner loop once for all its lanes)."""
+        if trips > 0 and starts > 0:
+            if self.spent + trips * starts > self.limit:
+                paid = self.spent + trips * int((self.limit - self.spent) // trips)
                 raise BackendError(
                     f"the interpreter's budget of {self.limit} loop iterations ran out: a loop of "
-                    f"{trips} iterations started after {self.spent - trips} ({_RAISE})"
+                    f"{trips} iterations started after {paid} ({_RAISE})"
                 )
+            self.spent += trips * starts
 
 
 def iterations(block: Block) -> int | None:
@@ -129,13 +139,44 @@ def _fallback(uop: UOp) -> Callable[..., object]:
     return run
 
 
-class _Compiler:
-    """Turns the statements of a schedule into closures over `env` and the buffers' lists."""
+# Iterations a loop run in lanes (uir.core.lanes) runs at once: enough that numpy's cost per
+# statement is spread thin, few enough that a lane's scratch row of a few thousand elements
+# times this stays tens of MiB.
+LANES = 4096
+# Terms a block of lanes keeps for one fold before folding them in (uir.core.lanes): 8 MiB of f32.
+FOLD_TERMS = 2**21
 
-    def __init__(self, lists: Lists, budget: _Budget | None = None) -> None:
+
+class _Lanes:
+    """The block of iterations a loop in lanes is running: how many, and each private LOCAL's
+    copies (one after another, `size` elements each) with each lane's offset into them."""
+
+    def __init__(self, plan: LanePlan) -> None:
+        self.plan = plan
+        self.count = 0
+        self.terms: dict[Fold, list[tuple[int, np.ndarray]]] = {f: [] for f in plan.folds.values()}
+        self.copies: dict[UOp, np.ndarray] = {}
+        self.offsets: dict[UOp, np.ndarray] = {}
+
+
+class _Compiler:
+    """Turns the statements of a schedule into closures over `env` and the buffers' lists.
+
+    A loop with a lane plan (`plans`) runs a block of iterations at once: its counter is an
+    array of them, and so is every statement in the plan's `lane`, computed by `semantics` on
+    arrays; the rest of its body stays scalar."""
+
+    def __init__(
+        self,
+        lists: Lists,
+        budget: _Budget | None = None,
+        plans: Mapping[int, LanePlan] | None = None,
+    ) -> None:
         self.env: Env = {}
         self.lists = lists
         self.budget = budget  # None: the nest was counted before the run, or has no limit
+        self.plans = plans or {}  # id of a Block -> how it runs in lanes
+        self.lanes: _Lanes | None = None  # set while compiling a body that runs in lanes
 
     def block(self, block: Block) -> Step:
         steps = [self.loop(i) if isinstance(i, Block) else self.statement(i) for i in block.body]
@@ -148,23 +189,80 @@ class _Compiler:
         return run
 
     def loop(self, block: Block) -> Step:
+        plan = self.plans.get(id(block)) if self.lanes is None else None
+        if plan is not None:
+            return self.lane_loop(plan)
         counter = block.range
         assert counter is not None
-        body, env, end = self.block(block), self.env, counter.src[0]
+        body, env, end, lanes = self.block(block), self.env, counter.src[0], self.lanes
         spend = self.budget.spend if self.budget is not None else None
 
         def run() -> None:
             if spend is not None:
-                spend(env[end])
+                # Inside lanes, one start of this loop stands for one per lane.
+                spend(env[end], lanes.count if lanes is not None else 1)
             for i in range(env[end]):  # evaluated once per start; no iterations when end <= 0
                 env[counter] = i
                 body()
 
         return run
 
+    def lane_loop(self, plan: LanePlan) -> Step:
+        """A loop (or a nest of them, `plan.ranges`) run up to LANES iterations at a time
+        (uir.core.lanes): lane k of the nest's iterations in row-major order has each counter's
+        digit of k. Each private LOCAL is copied once per lane as a block starts; after the
+        loop it holds the last iteration's contents, as it would one iteration at a time."""
+        env, ends = self.env, [r.src[0] for r in plan.ranges]
+        lanes = self.lanes = _Lanes(plan)
+        try:
+            body = self.block(Block(None, plan.body))
+        finally:
+            self.lanes = None
+        counters = [(r, r.dtype.storage) for r in reversed(plan.ranges)]
+        private = [(b, self.lists[b], b.type.size) for b in plan.private]
+        kept = [(f, self.fold_terms(f)) for f in plan.folds.values() if not f.in_any_order]
+        spend = self.budget.spend if self.budget is not None else None
+
+        def run() -> None:
+            counts = [max(env[e], 0) for e in ends]
+            trips = math.prod(counts)
+            if spend is not None:  # what the nest's loops spend run one iteration at a time
+                for depth, n in enumerate(counts):
+                    spend(n, math.prod(counts[:depth]))
+            per_block = LANES
+            for f, _ in kept:  # a block keeps at most FOLD_TERMS terms of each fold
+                runs = math.prod(env[e] for e in f.ends)
+                per_block = min(per_block, max(1, FOLD_TERMS // max(runs, 1)))
+            for start in range(0, trips, per_block):
+                lanes.count = count = min(per_block, trips - start)
+                k = np.arange(start, start + count, dtype=np.int64)
+                for (r, storage), n in zip(counters, reversed(counts), strict=True):
+                    env[r] = (k % n).astype(storage)
+                    k = k // n
+                for b, shared, size in private:
+                    lanes.copies[b] = np.tile(shared, count)
+                    lanes.offsets[b] = np.arange(0, count * size, size, dtype=np.int64)
+                body()
+                for f, finish in kept:
+                    finish(lanes.terms[f])
+                    lanes.terms[f] = []
+            if trips > 0:
+                for b, shared, size in private:
+                    shared[:] = lanes.copies[b][-size:]
+
+        return run
+
     def statement(self, uop: UOp) -> Step | None:
         """The closure that computes `uop`, or None when it has nothing to do at run time."""
         env, op = self.env, uop.op
+        if self.lanes is not None:
+            plan = self.lanes.plan
+            if uop in plan.skipped:
+                return None  # computed by its fold's STORE
+            if uop in plan.folds:
+                return self.fold(plan.folds[uop])
+            if uop in plan.lane or (op is Op.STORE and uop.src[0] in plan.lane):
+                return self.in_lanes(uop)
         if op is Op.CONST:
             env[uop] = const_array(uop)
             if not uop.type.shape:
@@ -191,6 +289,123 @@ class _Compiler:
         if op in (Op.BUFFER, Op.LOCAL, Op.AFTER, Op.SHRINK, Op.END, Op.SINK):
             return None  # memory references are resolved while compiling; END marks a loop's end
         raise BackendError(f"the interpreter cannot run {op}")
+
+    def in_lanes(self, uop: UOp) -> Step:
+        """A statement of a loop in lanes whose value is one per lane: an array of them."""
+        env, lanes = self.env, self.lanes
+        assert lanes is not None
+        if uop.op in ALU:
+            srcs, dtypes = uop.src, [s.dtype for s in uop.src]
+            storages = [d.storage for d in dtypes]
+
+            def alu() -> None:
+                xs = [np.asarray(env[s], dtype=t) for s, t in zip(srcs, storages, strict=True)]
+                env[uop] = apply(uop.op, uop.dtype, xs, dtypes)
+
+            return alu
+        if uop.op is Op.INDEX:
+            return self.lane_place(uop, lanes)
+        memory = self.lane_memory(buffer_of(uop.src[0]), lanes)
+        place = uop.src[0]
+        storage, gated = place.dtype.storage, len(place.src) == 3
+        if uop.op is Op.LOAD:
+            zero = np.zeros((), dtype=storage)
+
+            def load() -> None:
+                at, data = env[place], memory()
+                if gated:  # a gated-off place is -1 (lane_place): it reads zero
+                    on = at >= 0
+                    env[uop] = np.where(on, data[np.where(on, at, 0)], zero)
+                else:
+                    env[uop] = data[at]
+
+            return load
+        value = uop.src[1]
+
+        def store() -> None:
+            at, data = env[place], memory()
+            values = np.broadcast_to(np.asarray(env[value], dtype=storage), at.shape)
+            if gated:
+                on = at >= 0
+                data[at[on]] = values[on]
+            else:
+                data[at] = values
+
+        return store
+
+    def lane_memory(self, b: UOp, lanes: _Lanes) -> Callable[[], np.ndarray]:
+        """What a lane access of `b` reads and writes: every lane's copy of a private LOCAL
+        (new for each block of lanes), else the buffer's one array."""
+        if b in lanes.plan.private:
+            return lambda: lanes.copies[b]
+        shared = self.lists[b]
+        assert isinstance(shared, np.ndarray), "a buffer accessed in lanes is held as an array"
+        return lambda: shared
+
+    def lane_place(self, uop: UOp, lanes: _Lanes) -> Step:
+        """Each lane's position in the array `lane_memory` gives, -1 where the gate is false."""
+        env, b, begin, i = self.env, buffer_of(uop.src[0]), window_begin(uop.src[0]), uop.src[1]
+        private = b in lanes.plan.private
+        gate = uop.src[2] if len(uop.src) == 3 else None
+
+        def run() -> None:
+            at = np.asarray(env[i], dtype=np.int64) + begin
+            if private:
+                at = at + lanes.offsets[b]
+            if gate is not None:
+                at = np.where(env[gate], at, -1)
+            env[uop] = np.broadcast_to(at, (lanes.count,))
+
+        return run
+
+    def fold(self, fold: Fold) -> Step:
+        """A fold's STORE in lanes: it keeps the block's terms and where they go, which
+        `fold_terms` folds in when the block ends, or folds them in at once where the order
+        does not matter."""
+        env, lanes, place, term = self.env, self.lanes, fold.store.src[0], fold.term
+        assert lanes is not None
+        storage = fold.update.dtype.storage
+        now = self.fold_terms(fold) if fold.in_any_order else None
+
+        def run() -> None:
+            terms = np.broadcast_to(np.asarray(env[term], dtype=storage), (lanes.count,))
+            if now is not None:
+                now([(env[place], terms)])
+            else:
+                lanes.terms[fold].append((env[place], terms))
+
+        return run
+
+    def fold_terms(self, fold: Fold) -> Callable[[list[tuple[int, np.ndarray]]], None]:
+        """What ends a block of lanes for `fold`: each element it kept terms for takes them in
+        iteration order, one lane's after another's, as one iteration at a time would."""
+        update, op, dtype = fold.update, fold.update.op, fold.update.dtype
+        data = self.lists[buffer_of(fold.store.src[0])]
+        assert isinstance(data, np.ndarray), "a buffer accessed in lanes is held as an array"
+        first = update.src[0] is fold.load  # acc = op(acc, term), else op(term, acc)
+        # These four fold in semantics.reduce's order, acc = op(acc, term), and commute
+        # (NaN's sign and payload aside, which uir.md section 3 leaves open).
+        by_reduce = op in (Op.ADD, Op.MUL, Op.MAX, Op.MIN)
+        step = scalar_op(op, update.src[-1].dtype) or _fallback(update)
+
+        def finish(kept: list[tuple[int, np.ndarray]]) -> None:
+            if not kept:
+                return
+            places = np.array([at for at, _ in kept])
+            terms = np.stack([t for _, t in kept])  # one row per run of the STORE
+            for at in dict.fromkeys(places.tolist()):
+                rows = terms if len(kept) == 1 or (places == at).all() else terms[places == at]
+                steps = rows.T.reshape(-1)  # lane by lane, each lane's runs in order
+                if by_reduce:
+                    data[at] = reduce(op, dtype, np.concatenate([data[at : at + 1], steps]), (0,))
+                    continue
+                acc = data.item(at)
+                for begin in range(0, len(steps), LANES):  # as Python numbers, a few at a time
+                    for t in steps[begin : begin + LANES].tolist():
+                        acc = step(acc, t) if first else step(t, acc)
+                data[at] = acc
+
+        return finish
 
     def alu(self, uop: UOp) -> Step:
         env, srcs = self.env, uop.src
@@ -427,51 +642,88 @@ class Loaded:
         return outputs, final
 
 
-def load(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None) -> Loaded:
-    """The program under `sink` compiled, its buffers holding their starting contents."""
+def lane_plans(nest: Block) -> dict[int, LanePlan]:
+    """The loops of `nest` that run in lanes (uir.core.lanes), by id of their Block: each
+    outermost loop that can; the loops inside one run as its lanes' inner loops."""
+    plans: dict[int, LanePlan] = {}
+    todo = [nest]
+    while todo:
+        for item in todo.pop().body:
+            if isinstance(item, Block):
+                plan = lane_plan(item)
+                if plan is None:
+                    todo.append(item)
+                else:
+                    plans[id(item)] = plan
+    return plans
+
+
+def load(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None, lanes: bool = True) -> Loaded:
+    """The program under `sink` compiled, its buffers holding their starting contents.
+    `lanes` false runs every loop one iteration at a time (the tests compare the two)."""
     flat = inline_calls(sink)
-    whole = _accessed_whole(flat)
+    nest = loop_schedule(flat)
+    plans = lane_plans(nest) if lanes else {}
+    # Buffers accessed whole or in lanes are arrays; the rest lists, which scalar code reads
+    # and writes fastest.
+    arrays = _accessed_whole(flat) | {
+        buffer_of(u.src[0])
+        for plan in plans.values()
+        for u in flatten(Block(None, plan.body))
+        if u.op in (Op.LOAD, Op.STORE)
+    }
     lists: Lists = {
-        b: contents if b in whole else contents.tolist()
+        b: contents if b in arrays else contents.tolist()
         for b, contents in initial_memory(flat, inputs).items()
     }
-    nest = loop_schedule(flat)
     total = iterations(nest)
     # A nest counted now costs nothing while it runs; any other pays each loop's trip count.
     budget = _Budget(0) if total is None else None
-    compiler = _Compiler(lists, budget)
+    compiler = _Compiler(lists, budget, plans)
     loaded = Loaded(flat, lists, total, budget, compiler.env)
     loaded.step = compiler.block(nest)
     return loaded
 
 
 class _Interpreted:
-    def __init__(self, sink: UOp) -> None:
-        self.sink = sink
+    def __init__(self, schedule: Schedule) -> None:
+        self.schedule = schedule
 
     def run(self, inputs: Mapping[int, np.ndarray] | None = None) -> list[np.ndarray]:
-        return evaluate(self.sink, inputs)
+        return _as_written(self.schedule, evaluate(self.schedule.sink, inputs))
+
+
+def _as_written(schedule: Schedule, outputs: list[np.ndarray]) -> list[np.ndarray]:
+    """The lowered program's outputs in the shapes of the program as written."""
+    return [
+        np.asarray(out).reshape(s.type.shape)
+        for out, s in zip(outputs, schedule.source.src, strict=True)
+    ]
 
 
 class Interpreter:
-    """The reference semantics: the loop nest compiled to Python closures; always available."""
+    """The reference semantics: the schedule's loop nest compiled to Python closures, loops in
+    numpy lanes where they can (uir.core.lanes); always available."""
 
     name = "interp"
-    description = "reference interpreter (Python closures over the loop nest, bit-exact)"
+    description = "reference interpreter (Python closures over the kernels' loops, bit-exact)"
+    # The interpreter runs the schedule the compiling backends run, so that it needs only
+    # the memory of the fused program (spec/uir-week6.md 2.5); `evaluate` runs any program.
+    form = "kernels"
 
     def available(self) -> tuple[bool, str]:
         return True, ""
 
-    def render(self, sink: UOp) -> str:
+    def render(self, program: object) -> str:
         raise BackendError("the interpreter renders no source code")
 
-    def compile(self, sink: UOp) -> _Interpreted:
-        return _Interpreted(sink)
+    def compile(self, program: object) -> _Interpreted:
+        return _Interpreted(require_schedule(program, self.name))
 
     def session(
-        self, sink: UOp, source: UOp, memory: Mapping[int, RuntimeMemory]
+        self, program: object, source: UOp, memory: Mapping[int, RuntimeMemory]
     ) -> InterpretedSession:
-        return InterpretedSession(sink, source, memory)
+        return InterpretedSession(require_schedule(program, self.name), source, memory)
 
 
 class InterpretedSession:
@@ -479,7 +731,9 @@ class InterpretedSession:
     compiled once (`Loaded`), and each run starts from the buffers' current contents and writes
     back what it stored."""
 
-    def __init__(self, sink: UOp, source: UOp, shared: Mapping[int, RuntimeMemory]) -> None:
+    def __init__(
+        self, schedule: Schedule, source: UOp, shared: Mapping[int, RuntimeMemory]
+    ) -> None:
         self.closed = False
         self.memory: dict[int, HostMemory] = {}
         for slot, buffer in global_buffers(source).items():
@@ -490,7 +744,8 @@ class InterpretedSession:
                 given = own
             assert isinstance(given, HostMemory)  # open_session checked its backend
             self.memory[slot] = given
-        self._loaded = load(sink)
+        self.schedule = schedule
+        self._loaded = load(schedule.sink)
 
     def run(self) -> list[np.ndarray]:
         require_open(self.memory, self.closed)
@@ -498,10 +753,10 @@ class InterpretedSession:
         # budget) changes no buffer, and the next run starts again from them.
         self._loaded.refill({slot: m.contents() for slot, m in self.memory.items()})
         outputs, final = self._loaded.run()
-        for slot, contents in final.items():
-            self.memory[slot].contents()[...] = contents
+        for slot, memory in self.memory.items():  # the lowering's own buffers stay its own
+            memory.contents()[...] = final[slot]
         # A value output may be an array the closures hold (a CONST's): the caller gets a copy.
-        return [np.array(out) for out in outputs]
+        return [np.array(out) for out in _as_written(self.schedule, outputs)]
 
     def close(self) -> None:
         if not self.closed:

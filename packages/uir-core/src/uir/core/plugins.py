@@ -59,8 +59,8 @@ class Pass:
     A pass with `lowering` true brings the program to a form (FORMS) rather than improving
     it: the pipeline runs it for a backend taking that form, whether or not `--passes` names
     it, and `--skip` cannot remove it (the backend could not run the program). Rangeify is one:
-    it lowers shaped values to loops for the backends taking kernels, while the interpreter
-    runs the program as written, shaped values whole. `uir opt --passes rangeify` runs it too.
+    it lowers shaped values to loops for the backends taking kernels (the interpreter is one).
+    `uir opt --passes rangeify` runs it too.
 
     A pass with `required` true removes from the program something no backend runs, for every
     form: the pipeline always runs it, whatever `--passes` names, `--skip` cannot remove it and

@@ -99,7 +99,7 @@ def schedule_stats(schedule: Schedule) -> Stats:
 def intermediate_bytes(schedule: Schedule) -> int:
     """The bytes of the LOCALs the schedule's kernels use (rangeify's materialized values and the
     program's own scratch), all together: what the backends allocate, each LOCAL for the whole
-    run (spec/uir-week6.md 2.5: no buffer is reused yet)."""
+    run (spec/uir-week6.md 2.6: no buffer is reused yet)."""
     roots = dict.fromkeys(r for k in schedule.kernels for r in (*k.reads, *k.writes))
     return sum(buffer_bytes(r) for r in roots if r.op is Op.LOCAL)
 

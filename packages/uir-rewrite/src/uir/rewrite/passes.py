@@ -83,7 +83,7 @@ PASSES = (
         "rangeify",
         "lower shaped values to loops: fuse elementwise ops, materialize STAGE, REDUCE, outputs",
         rangeify,
-        lowering=True,  # for the backends taking kernels; the interpreter runs shapes whole
+        lowering=True,  # for the backends taking kernels, the interpreter among them
     ),
 )
 
