@@ -80,7 +80,7 @@ def _both_ways(text: str) -> tuple[list[np.ndarray], list[np.ndarray], int]:
     program = parse(text, "test.uir")
     verify(program)
     plans = lane_plans(loop_schedule(program.sink))
-    lanes = load(program.sink).run()[0]
+    lanes = load(program.sink, lanes=True).run()[0]
     one_by_one = load(program.sink, lanes=False).run()[0]
     return lanes, one_by_one, len(plans)
 

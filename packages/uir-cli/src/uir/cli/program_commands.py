@@ -68,6 +68,13 @@ def _compile_ready(
     if not ok:
         raise BackendError(f"backend '{backend.name}' is not available here: {reason}")
     form = form_of(backend)
+    if getattr(args, "as_written", False):
+        if not getattr(backend, "runs_as_written", False):
+            raise BackendError(
+                f"--as-written runs the interpreter on the program as written; backend "
+                f"'{backend.name}' runs the schedule of kernels only"
+            )
+        form = "program"
     passes = selected_passes(registry, args, form, backend.name)
     return registry, backend, program.sink, prepare(program.sink, form, passes, not args.no_opt)
 
@@ -260,7 +267,8 @@ EXAMPLES = {
     "run": """\
   uir run examples/add.uir                  prints 5
   uir run FILE --backend c                  compiled as C (needs $CC or cc)
-  uir run FILE --no-opt                     the program as written, no pass
+  uir run FILE --no-opt                     no optimizing pass, only the lowering
+  uir run FILE --as-written                 shaped values whole, not kernel by kernel
   uir run FILE --skip simplify --stats      loops, bytes and ops to stderr
   uir run FILE --timeout 10                 stop after 10 s of wall-clock time
   uir run - < FILE                          the program on standard input""",
@@ -319,6 +327,13 @@ def register(commands: argparse._SubParsersAction, common: argparse.ArgumentPars
                 help="threads that the C backend's PARALLEL loops (and its printing of the "
                 "outputs) use; the outputs are the same for every N (default: the cores this "
                 "process may run on)",
+            )
+            command.add_argument(
+                "--as-written",
+                action="store_true",
+                help="the interpreter runs the program as written, not the schedule of kernels: "
+                "shaped values whole as numpy arrays (every intermediate held at once), each "
+                "loop one iteration at a time",
             )
             command.add_argument(
                 "--stats",

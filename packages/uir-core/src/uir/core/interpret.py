@@ -383,9 +383,9 @@ class _Compiler:
         data = self.lists[buffer_of(fold.store.src[0])]
         assert isinstance(data, np.ndarray), "a buffer accessed in lanes is held as an array"
         first = update.src[0] is fold.load  # acc = op(acc, term), else op(term, acc)
-        # These four fold in semantics.reduce's order, acc = op(acc, term), and commute
-        # (NaN's sign and payload aside, which uir.md section 3 leaves open).
-        by_reduce = op in (Op.ADD, Op.MUL, Op.MAX, Op.MIN)
+        # These fold in semantics.reduce's order, acc = op(acc, term), and commute (NaN's
+        # sign and payload aside, which uir.md section 3 leaves open); bool folds step by step.
+        by_reduce = op in (Op.MAX, Op.MIN) or (op in (Op.ADD, Op.MUL) and dtype.is_number)
         step = scalar_op(op, update.src[-1].dtype) or _fallback(update)
 
         def finish(kept: list[tuple[int, np.ndarray]]) -> None:
@@ -590,18 +590,21 @@ def _accessed_whole(sink: UOp) -> set[UOp]:
     }
 
 
-def evaluate(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None) -> list[np.ndarray]:
+def evaluate(
+    sink: UOp, inputs: Mapping[int, np.ndarray] | None = None, lanes: bool | None = None
+) -> list[np.ndarray]:
     """The value of each SINK source of a verified program, in order; a memory reference gives
-    its contents when the program ends. `inputs` replaces global buffers' contents by slot."""
-    return execute(sink, inputs)[0]
+    its contents when the program ends. `inputs` replaces global buffers' contents by slot;
+    `lanes` is `load`'s."""
+    return execute(sink, inputs, lanes)[0]
 
 
 def execute(
-    sink: UOp, inputs: Mapping[int, np.ndarray] | None = None
+    sink: UOp, inputs: Mapping[int, np.ndarray] | None = None, lanes: bool | None = None
 ) -> tuple[list[np.ndarray], dict[int, list | np.ndarray]]:
     """`evaluate`'s outputs, and each global buffer's contents when the program ends, by slot
-    (a list, or an array where the program accesses the buffer whole)."""
-    return load(sink, inputs).run()
+    (a list, or an array where the program accesses the buffer whole or in lanes)."""
+    return load(sink, inputs, lanes).run()
 
 
 class Loaded:
@@ -686,11 +689,13 @@ def load(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None, lanes: bool 
 
 
 class _Interpreted:
-    def __init__(self, schedule: Schedule) -> None:
-        self.schedule = schedule
+    def __init__(self, program: Schedule | UOp) -> None:
+        self.program = program
 
     def run(self, inputs: Mapping[int, np.ndarray] | None = None) -> list[np.ndarray]:
-        return _as_written(self.schedule, evaluate(self.schedule.sink, inputs))
+        if isinstance(self.program, UOp):  # as written: no lanes either, as weeks 1-5 run it
+            return evaluate(self.program, inputs, lanes=False)
+        return _as_written(self.program, evaluate(self.program.sink, inputs))
 
 
 def _as_written(schedule: Schedule, outputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -710,6 +715,10 @@ class Interpreter:
     # The interpreter runs the schedule the compiling backends run, so that it needs only
     # the memory of the fused program (spec/uir-week6.md 2.5); `evaluate` runs any program.
     form = "kernels"
+    # `uir run --as-written` gives it the program as written instead (form "program"), shaped
+    # values whole and every loop one iteration at a time: the interpreter of weeks 1-5, in
+    # which those suites' planted interpreter bugs are planted.
+    runs_as_written = True
 
     def available(self) -> tuple[bool, str]:
         return True, ""
@@ -718,6 +727,8 @@ class Interpreter:
         raise BackendError("the interpreter renders no source code")
 
     def compile(self, program: object) -> _Interpreted:
+        if isinstance(program, UOp):
+            return _Interpreted(program)
         return _Interpreted(require_schedule(program, self.name))
 
     def session(

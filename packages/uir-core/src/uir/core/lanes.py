@@ -59,7 +59,7 @@ class Fold:
         """Whether the terms give the same bits folded in any order (MAX and MIN; wrapping
         ADD and MUL): then each STORE's terms fold in at once, and none are kept."""
         op = self.update.op
-        return op in (Op.MAX, Op.MIN) or (op in (Op.ADD, Op.MUL) and not self.update.dtype.is_float)
+        return op in (Op.MAX, Op.MIN) or (op in (Op.ADD, Op.MUL) and self.update.dtype.is_int)
 
 
 @dataclass(frozen=True)
