@@ -98,3 +98,10 @@ def test_a_local_read_before_an_iteration_writes_it_keeps_the_loop_one_iteration
     assert planned == 0
     assert lanes[0].item() == one_by_one[0].item() == 5.0 + 1.0 + 2.0
     assert lanes[1].item() == one_by_one[1].item() == 4.0
+
+
+def test_loops_run_in_lanes_unless_told_not_to():
+    # the default (None) plans lanes as `lanes=True` does: `uir run` runs the big programs so
+    program = parse(FOLD.replace("OPERANDS", "%old %vx"), "test.uir")
+    verify(program)
+    assert [load(program.sink, lanes=on).in_lanes for on in (None, True, False)] == [1, 1, 0]

@@ -143,6 +143,9 @@ def _fallback(uop: UOp) -> Callable[..., object]:
 # statement is spread thin, few enough that a lane's scratch row of a few thousand elements
 # times this stays tens of MiB.
 LANES = 4096
+# The fewest iterations a loop runs in lanes: below this, numpy's cost per statement outweighs
+# what it saves, and a small loop runs its arithmetic on Python numbers (scalar.py).
+LANES_FROM = 64
 # Terms a block of lanes keeps for one fold before folding them in (uir.core.lanes): 8 MiB of f32.
 FOLD_TERMS = 2**21
 
@@ -171,11 +174,13 @@ class _Compiler:
         lists: Lists,
         budget: _Budget | None = None,
         plans: Mapping[int, LanePlan] | None = None,
+        lanes_from: int = 1,
     ) -> None:
         self.env: Env = {}
         self.lists = lists
         self.budget = budget  # None: the nest was counted before the run, or has no limit
         self.plans = plans or {}  # id of a Block -> how it runs in lanes
+        self.lanes_from = lanes_from  # the fewest iterations a start runs in lanes
         self.lanes: _Lanes | None = None  # set while compiling a body that runs in lanes
 
     def block(self, block: Block) -> Step:
@@ -191,7 +196,11 @@ class _Compiler:
     def loop(self, block: Block) -> Step:
         plan = self.plans.get(id(block)) if self.lanes is None else None
         if plan is not None:
-            return self.lane_loop(plan)
+            return self.lane_loop(block, plan)
+        return self.plain_loop(block)
+
+    def plain_loop(self, block: Block) -> Step:
+        """A loop run one iteration at a time (inner loops too, unless it runs in lanes)."""
         counter = block.range
         assert counter is not None
         body, env, end, lanes = self.block(block), self.env, counter.src[0], self.lanes
@@ -207,11 +216,13 @@ class _Compiler:
 
         return run
 
-    def lane_loop(self, plan: LanePlan) -> Step:
+    def lane_loop(self, block: Block, plan: LanePlan) -> Step:
         """A loop (or a nest of them, `plan.ranges`) run up to LANES iterations at a time
         (uir.core.lanes): lane k of the nest's iterations in row-major order has each counter's
         digit of k. Each private LOCAL is copied once per lane as a block starts; after the
-        loop it holds the last iteration's contents, as it would one iteration at a time."""
+        loop it holds the last iteration's contents, as it would one iteration at a time. A
+        start of fewer than `lanes_from` iterations runs them one at a time instead."""
+        one_by_one = self.plain_loop(block) if self.lanes_from > 1 else None
         env, ends = self.env, [r.src[0] for r in plan.ranges]
         lanes = self.lanes = _Lanes(plan)
         try:
@@ -226,6 +237,9 @@ class _Compiler:
         def run() -> None:
             counts = [max(env[e], 0) for e in ends]
             trips = math.prod(counts)
+            if one_by_one is not None and trips < self.lanes_from:
+                one_by_one()
+                return
             if spend is not None:  # what the nest's loops spend run one iteration at a time
                 for depth, n in enumerate(counts):
                     spend(n, math.prod(counts[:depth]))
@@ -621,6 +635,7 @@ class Loaded:
         self.budget = budget  # counts iterations while it runs otherwise
         self.env = env
         self.step: Step = lambda: None
+        self.in_lanes = 0  # the loops (or nests) that may run in lanes (uir.core.lanes)
 
     def refill(self, inputs: Mapping[int, np.ndarray]) -> None:
         """Every buffer's and LOCAL's contents as a run starts: `inputs[slot]` for a global
@@ -661,12 +676,15 @@ def lane_plans(nest: Block) -> dict[int, LanePlan]:
     return plans
 
 
-def load(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None, lanes: bool = True) -> Loaded:
-    """The program under `sink` compiled, its buffers holding their starting contents.
-    `lanes` false runs every loop one iteration at a time (the tests compare the two)."""
+def load(
+    sink: UOp, inputs: Mapping[int, np.ndarray] | None = None, lanes: bool | None = None
+) -> Loaded:
+    """The program under `sink` compiled, its buffers holding their starting contents. Loops
+    that can run in lanes do when they start LANES_FROM iterations or more; `lanes` true runs
+    them in lanes always, false never (the tests compare the two)."""
     flat = inline_calls(sink)
     nest = loop_schedule(flat)
-    plans = lane_plans(nest) if lanes else {}
+    plans = lane_plans(nest) if lanes is not False else {}
     # Buffers accessed whole or in lanes are arrays; the rest lists, which scalar code reads
     # and writes fastest.
     arrays = _accessed_whole(flat) | {
@@ -682,9 +700,10 @@ def load(sink: UOp, inputs: Mapping[int, np.ndarray] | None = None, lanes: bool 
     total = iterations(nest)
     # A nest counted now costs nothing while it runs; any other pays each loop's trip count.
     budget = _Budget(0) if total is None else None
-    compiler = _Compiler(lists, budget, plans)
+    compiler = _Compiler(lists, budget, plans, 1 if lanes else LANES_FROM)
     loaded = Loaded(flat, lists, total, budget, compiler.env)
     loaded.step = compiler.block(nest)
+    loaded.in_lanes = len(plans)
     return loaded
 
 
