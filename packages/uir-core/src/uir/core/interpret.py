@@ -193,14 +193,12 @@ class _Compiler:
 
         return run
 
-    def loop(self, block: Block) -> Step:
-        plan = self.plans.get(id(block)) if self.lanes is None else None
+    def loop(self, block: Block, lanes: bool = True) -> Step:
+        """A loop in lanes where its plan allows (and `lanes`), else one iteration at a time.
+        One Python frame per level of the nest: a nest of hundreds of loops compiles."""
+        plan = self.plans.get(id(block)) if self.lanes is None and lanes else None
         if plan is not None:
             return self.lane_loop(block, plan)
-        return self.plain_loop(block)
-
-    def plain_loop(self, block: Block) -> Step:
-        """A loop run one iteration at a time (inner loops too, unless it runs in lanes)."""
         counter = block.range
         assert counter is not None
         body, env, end, lanes = self.block(block), self.env, counter.src[0], self.lanes
@@ -222,7 +220,7 @@ class _Compiler:
         digit of k. Each private LOCAL is copied once per lane as a block starts; after the
         loop it holds the last iteration's contents, as it would one iteration at a time. A
         start of fewer than `lanes_from` iterations runs them one at a time instead."""
-        one_by_one = self.plain_loop(block) if self.lanes_from > 1 else None
+        one_by_one = self.loop(block, lanes=False) if self.lanes_from > 1 else None
         env, ends = self.env, [r.src[0] for r in plan.ranges]
         lanes = self.lanes = _Lanes(plan)
         try:
