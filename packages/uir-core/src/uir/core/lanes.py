@@ -174,8 +174,10 @@ def lane_plan(block: Block) -> LanePlan | None:
     Where its body is one inner loop of the same kind (PARALLEL or plain) after statements that
     only compute (no access of memory), the two run as one loop over both counters, and so on
     inward: a softmax over the last axis of a rank-3 value gets lanes of both row counters."""
-    chain = [block]
-    while (inner := _perfectly_inside(chain[-1])) is not None:
+    chain, outer = [block], {block.range}
+    # an inner end computed from an outer counter (a triangular nest) differs between lanes
+    while (inner := _perfectly_inside(chain[-1])) is not None and inner.range.src[0] not in outer:
+        outer |= {*chain[-1].body[:-1], inner.range}  # type: ignore[misc]
         chain.append(inner)
     for depth in range(len(chain), 0, -1):
         plan = _plan(chain[:depth])
